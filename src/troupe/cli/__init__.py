@@ -1,0 +1,1 @@
+"""The ``troupe`` command line."""

@@ -1,0 +1,193 @@
+"""``troupe``: inspect the agent tree and chat with it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ..errors import TroupeError
+
+app = typer.Typer(
+    name="troupe",
+    help="A team of ADK agents built from a flat list of tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", help="YAML config file (or TROUPE_CONFIG).")
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="offline, gemini-2.5-flash, openai/gpt-4o-mini, ..."),
+]
+WorkspaceOpt = Annotated[
+    Path | None, typer.Option("--workspace", "-w", help="Directory file and shell tools use.")
+]
+TopologyOpt = Annotated[
+    str | None, typer.Option("--topology", "-t", help="default, classic or a YAML file.")
+]
+SingleOpt = Annotated[
+    bool, typer.Option("--single-agent", help="One agent with every tool, no orchestrator.")
+]
+DataDirOpt = Annotated[
+    Path | None, typer.Option("--data-dir", help="Where sessions are stored (TROUPE_DATA_DIR).")
+]
+
+
+def _quiet_logs(verbose: bool) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s")
+    if not verbose:
+        for name in ("google_adk", "google.adk", "LiteLLM", "litellm", "httpx"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _fail(exc: BaseException) -> typer.Exit:
+    err_console.print(f"[bold red]error:[/] {exc}")
+    return typer.Exit(code=2)
+
+
+@app.command()
+def tree(
+    config: ConfigOpt = None,
+    model: ModelOpt = None,
+    workspace: WorkspaceOpt = None,
+    topology: TopologyOpt = None,
+    single_agent: SingleOpt = False,
+) -> None:
+    """Show the agent tree: each agent's tools and capabilities, and unmatched tools."""
+    from ..models.resolve import model_label
+    from ..routing.partition import partition_tools
+    from ..settings import load_settings
+    from ..tree import build_agent_tree
+
+    _quiet_logs(False)
+    try:
+        settings = load_settings(
+            config_path=config,
+            model=model,
+            workspace=workspace,
+            topology=topology,
+            multi_agent=False if single_agent else None,
+        )
+        root = build_agent_tree(settings.config)
+        unmatched = (
+            partition_tools(settings.config.tools, settings.config.topology).unmatched
+            if settings.config.multi_agent
+            else []
+        )
+    except TroupeError as exc:
+        raise _fail(exc) from None
+    from .render import agent_tree
+
+    label = model_label(getattr(root, "model", "") or "")
+    console.print(agent_tree(root, unmatched=unmatched, model_label=label))
+
+
+@app.command()
+def routing(
+    config: ConfigOpt = None,
+    model: ModelOpt = None,
+    workspace: WorkspaceOpt = None,
+    topology: TopologyOpt = None,
+) -> None:
+    """Print the orchestrator's instruction (routing table and protocols)."""
+    from ..settings import load_settings
+    from ..tree import build_agent_tree
+
+    _quiet_logs(False)
+    try:
+        settings = load_settings(
+            config_path=config, model=model, workspace=workspace, topology=topology
+        )
+        root = build_agent_tree(settings.config)
+    except TroupeError as exc:
+        raise _fail(exc) from None
+    sys.stdout.write(str(root.instruction))
+
+
+@app.command()
+def chat(
+    message: Annotated[
+        str | None, typer.Argument(help="Send one message; omit for a REPL.")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Resume (or name) a stored session.")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object per step.")
+    ] = False,
+    config: ConfigOpt = None,
+    model: ModelOpt = None,
+    workspace: WorkspaceOpt = None,
+    topology: TopologyOpt = None,
+    single_agent: SingleOpt = False,
+    data_dir: DataDirOpt = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
+) -> None:
+    """Chat with the team: one message, or an interactive session."""
+    from .session import ChatSession
+
+    _quiet_logs(verbose)
+    try:
+        chat_session = ChatSession.open(
+            config_path=config,
+            model=model,
+            workspace=workspace,
+            topology=topology,
+            single_agent=single_agent,
+            data_dir=data_dir,
+            session_id=session or f"chat-{uuid.uuid4().hex[:8]}",
+            persist=message is None or session is not None,
+            json_output=json_output,
+            console=console,
+        )
+    except TroupeError as exc:
+        raise _fail(exc) from None
+    try:
+        if message is not None:
+            ok = asyncio.run(chat_session.send(message))
+            raise typer.Exit(code=0 if ok else 1)
+        asyncio.run(chat_session.repl())
+    except TroupeError as exc:
+        raise _fail(exc) from None
+
+
+@app.command()
+def demo(
+    model: ModelOpt = None,
+) -> None:
+    """Run a short scripted session in a scratch workspace (offline by default)."""
+    from .demo import run_demo
+
+    _quiet_logs(False)
+    try:
+        ok = asyncio.run(run_demo(console, model=model or "offline"))
+    except TroupeError as exc:
+        raise _fail(exc) from None
+    raise typer.Exit(code=0 if ok else 1)
+
+
+@app.command()
+def version() -> None:
+    """Print troupe's version and the ADK version it runs on."""
+    from google.adk import version as adk_version
+
+    from .. import __version__
+
+    console.print(f"troupe {__version__} (google-adk {adk_version.__version__})")
+
+
+def main() -> None:
+    """Entry point of the ``troupe`` script."""
+    app()

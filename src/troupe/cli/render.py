@@ -1,0 +1,88 @@
+"""Rich rendering of agent steps and trees for the terminal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from google.adk.agents.base_agent import BaseAgent
+from rich.console import Console
+from rich.markup import escape
+from rich.tree import Tree
+
+from ..routing.capabilities import capability_description
+from ..runtime.events import Step
+from ..tools import Tool
+from ..tree import agent_tools
+
+_MAX_RESULT = 160
+
+
+def _short(text: str, limit: int = _MAX_RESULT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _call_args(text: str) -> str:
+    try:
+        args = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(args, dict):
+        return text
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+
+
+def render_step(console: Console, step: Step) -> None:
+    """Print one step as it happens: transfers, tool calls, results, text."""
+    who = f"[bold]{escape(step.author)}[/]"
+    if step.kind == "transfer":
+        console.print(f"{who} [dim]→[/] [bold cyan]{escape(step.name or '')}[/]")
+    elif step.kind == "tool_call":
+        console.print(
+            f"{who} [dim]→[/] [yellow]{escape(step.name or '')}[/]"
+            f"([dim]{escape(_short(_call_args(step.text), 120))}[/])"
+        )
+    elif step.kind == "tool_result":
+        console.print(f"  [dim]↳ {escape(step.name or '')}: {escape(_short(step.text))}[/]")
+    else:
+        console.print(f"{who}: {escape(step.text.strip())}")
+
+
+def path_summary(steps: Sequence[Step]) -> str:
+    """The delegation path of a turn, e.g. 'orchestrator → operator → fs_list → answer'."""
+    path: list[str] = []
+    for step in steps:
+        if not path:
+            path.append(step.author)
+        if (step.kind == "transfer" and step.name) or (step.kind == "tool_call" and step.name):
+            path.append(step.name)
+    if steps and steps[-1].kind == "text":
+        path.append("answer")
+    return " → ".join(path)
+
+
+def agent_tree(root: BaseAgent, *, unmatched: Sequence[Tool], model_label: str) -> Tree:
+    """A rich Tree of the agents, their tools and capabilities, and unmatched tools."""
+    tree = Tree(f"[bold]{escape(root.name)}[/] [dim]model: {escape(model_label)}[/]")
+    own = agent_tools(root)
+    if not root.sub_agents:
+        caps = capability_description(own) if own else "no tools"
+        branch = tree.add(f"[dim]{escape(caps)}[/]")
+        for name in own:
+            branch.add(f"[yellow]{escape(name)}[/]")
+    for sub in root.sub_agents:
+        tools = agent_tools(sub)
+        caps = capability_description(tools) if tools else "no tools (reasoning only)"
+        kind = "" if hasattr(sub, "instruction") else f" [magenta]({type(sub).__name__})[/]"
+        branch = tree.add(f"[bold cyan]{escape(sub.name)}[/]{kind} [dim]{escape(caps)}[/]")
+        for name in tools:
+            branch.add(f"[yellow]{escape(name)}[/]")
+    if unmatched:
+        branch = tree.add(
+            "[bold red]unmatched[/] [dim](no agent owns these; rename them "
+            "with a routed prefix such as fs_ or browser_)[/]"
+        )
+        for tool in unmatched:
+            branch.add(f"[red]{escape(tool.name)}[/]")
+    return tree

@@ -1,0 +1,113 @@
+"""Configuration: the :class:`Config` dataclass and the YAML file loader."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.tools.base_tool import BaseTool
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+from .models.resolve import ModelLike
+from .tools import Tool
+from .topology import Topology
+
+ToolAdapter = Callable[[Tool], BaseTool]
+
+
+@dataclass(kw_only=True)
+class Config:
+    """Everything :func:`troupe.build_agent_tree` needs."""
+
+    tools: Sequence[Tool] = ()
+    """The flat list of tools to distribute among the specialists."""
+    model: ModelLike | None = None
+    """A model name (``offline``, ``gemini-2.5-flash``, ``openai/gpt-4o-mini``) or an
+    ADK ``BaseLlm``. None picks the default: offline unless a key is configured."""
+    api_base: str | None = None
+    """Base URL for LiteLLM models (an Ollama or OpenAI-compatible server)."""
+    system_prompt: str | None = None
+    """Base system prompt at the top of the orchestrator's instruction."""
+    multi_agent: bool = True
+    """Orchestrator plus specialists (True) or one agent holding every tool (False)."""
+    max_delegation_rounds: int = 0
+    """Delegation rounds allowed per user message; 0 means the default of 5."""
+    topology: str | Path | Topology = "default"
+    """``default``, ``classic``, a YAML file path, or a Topology."""
+    adapt_tool: ToolAdapter | None = None
+    """Turns a Tool into an ADK tool; called once per routed tool."""
+    remote_agents: Sequence[BaseAgent] = ()
+    """Extra sub-agents (e.g. RemoteA2aAgent) appended with a routing entry each."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Settings read from a config file that later features use."""
+
+
+class _AgentSection(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    multi_agent: bool | None = Field(default=None, alias="multiAgent")
+    max_delegation_rounds: int | None = Field(default=None, alias="maxDelegationRounds", ge=0)
+
+
+class ConfigFile(BaseModel):
+    """The schema of ``troupe.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    model: str | None = Field(default=None, description="Model name.")
+    api_base: str | None = Field(default=None, description="LiteLLM API base URL.")
+    system_prompt: str | None = Field(default=None, description="Base system prompt.")
+    topology: str | None = Field(default=None, description="default, classic or a YAML path.")
+    workspace: str | None = Field(default=None, description="Directory the file tools may use.")
+    multi_agent: bool | None = Field(default=None, alias="multiAgent")
+    max_delegation_rounds: int | None = Field(default=None, alias="maxDelegationRounds", ge=0)
+    builtin_tools: bool = Field(default=True, description="Register troupe's built-in tools.")
+    agent: _AgentSection | None = Field(default=None, description="The spec's agent.* keys.")
+
+
+def read_config_file(path: str | Path) -> ConfigFile:
+    """Parse and validate a YAML config file.
+
+    Raises:
+        ConfigError: naming the file and each bad field.
+    """
+    file = Path(path)
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {str(file)!r}: {exc.strerror}.") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Config file {str(file)!r} is not valid YAML: {exc}.") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Config file {str(file)!r} must be a mapping of settings.")
+    try:
+        parsed = ConfigFile.model_validate(raw)
+    except ValidationError as exc:
+        details = "; ".join(
+            f"field {'.'.join(str(p) for p in err['loc'])!r}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"Config file {str(file)!r} is invalid: {details}.") from None
+    if (
+        parsed.topology
+        and not Path(parsed.topology).is_absolute()
+        and parsed.topology.endswith((".yaml", ".yml"))
+    ):
+        parsed.topology = str((file.parent / parsed.topology).resolve())
+    return parsed
+
+
+def merged_agent_options(parsed: ConfigFile) -> tuple[bool | None, int | None]:
+    """multi_agent and max_delegation_rounds, the spec's ``agent.*`` keys winning."""
+    multi = parsed.multi_agent
+    rounds = parsed.max_delegation_rounds
+    if parsed.agent is not None:
+        if parsed.agent.multi_agent is not None:
+            multi = parsed.agent.multi_agent
+        if parsed.agent.max_delegation_rounds is not None:
+            rounds = parsed.agent.max_delegation_rounds
+    return multi, rounds

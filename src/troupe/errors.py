@@ -1,0 +1,46 @@
+"""Exceptions raised by troupe.
+
+Every error derives from :class:`TroupeError`. Mistakes in what the caller
+wrote (tools, topologies, config files, model names) raise
+:class:`ConfigError`; each message names the offending value and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class TroupeError(Exception):
+    """Base class of every error troupe raises on purpose."""
+
+
+class ConfigError(TroupeError, ValueError):
+    """Something the user configured is invalid; the message says how to fix it."""
+
+
+class UnknownAgentError(TroupeError):
+    """The model kept naming an agent that does not exist, even after a correction."""
+
+    def __init__(self, agent_name: str, valid_names: Sequence[str]) -> None:
+        self.agent_name = agent_name
+        """The name the model asked for."""
+        self.valid_names = tuple(valid_names)
+        """The agent names that do exist in the tree."""
+        super().__init__(
+            f"The model transferred to agent {agent_name!r}, which does not exist, "
+            f"and repeated the mistake after a correction. Valid agents: "
+            f"{', '.join(self.valid_names)}. Try a stronger model or check the "
+            "routing table with `troupe routing`."
+        )
+
+
+class ToolAdapterError(ConfigError):
+    """The configured ``adapt_tool`` callable failed for one tool."""
+
+    def __init__(self, agent_name: str, tool_name: str, cause: BaseException) -> None:
+        self.agent_name = agent_name
+        self.tool_name = tool_name
+        super().__init__(
+            f"adapt_tool failed for tool {tool_name!r} of agent {agent_name!r}: "
+            f"{type(cause).__name__}: {cause}. Fix the adapter or remove the tool."
+        )

@@ -1,0 +1,1 @@
+"""Models: the offline stand-in and name -> model resolution."""

@@ -1,0 +1,107 @@
+"""Fill a tool call's arguments from the words of a request."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_URL = re.compile(r"https?://[^\s'\"`<>)]+")
+_BACKTICK = re.compile(r"`([^`]+)`")
+_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
+_PATH = re.compile(
+    r"(?<![\w/.])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}|(?:\.{1,2}|~)?/[\w./-]*)"
+)
+_NUMBER = re.compile(r"\b\d+\b")
+
+_PATH_PARAMS = {"path", "file", "filename", "file_path", "filepath", "dir", "directory", "folder"}
+_COMMAND_PARAMS = {"command", "cmd", "shell_command", "script"}
+_URL_PARAMS = {"url", "link", "href", "page"}
+_TEXT_PARAMS = {
+    "text",
+    "content",
+    "contents",
+    "data",
+    "query",
+    "message",
+    "value",
+    "note",
+    "fact",
+    "body",
+    "input",
+    "question",
+    "topic",
+    "description",
+    "memory",
+}
+
+
+def quoted(text: str) -> list[str]:
+    """Back-ticked or quoted spans of ``text``, in order."""
+    spans = [m.group(1) for m in _BACKTICK.finditer(text)]
+    spans += [m.group(1) or m.group(2) for m in _QUOTED.finditer(text)]
+    return [s for s in spans if s]
+
+
+def find_url(text: str) -> str | None:
+    match = _URL.search(text)
+    return match.group(0).rstrip(".,;") if match else None
+
+
+def find_path(text: str) -> str | None:
+    """A file or directory path named in ``text``; '.' when it says 'here'."""
+    without_urls = _URL.sub(" ", text)
+    for span in quoted(without_urls):
+        if "/" in span or ("." in span.strip(".") and " " not in span):
+            return span
+    match = _PATH.search(without_urls)
+    if match:
+        return match.group(1).rstrip(".,;:")
+    return None
+
+
+def find_command(text: str) -> str | None:
+    """A command in back-ticks or quotes, else the words after 'run'/'execute'."""
+    spans = quoted(text)
+    if spans:
+        return spans[0]
+    match = re.search(r"\b(?:run|execute|exec)\s+(?:the\s+command\s+)?(.+)$", text, re.I)
+    return match.group(1).strip().rstrip(".") if match else None
+
+
+def _remainder(text: str) -> str:
+    spans = quoted(text)
+    if spans:
+        return spans[-1]
+    match = re.search(r":\s*(.+)$", text)
+    return match.group(1).strip() if match else text.strip()
+
+
+def fill_arguments(schema: dict[str, Any] | None, text: str) -> dict[str, Any]:
+    """Arguments for a tool whose JSON schema is ``schema``, read from ``text``."""
+    if not schema:
+        return {}
+    props: dict[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    args: dict[str, Any] = {}
+    for name, prop in props.items():
+        key = name.lower()
+        value: Any = None
+        if key in _URL_PARAMS or key.endswith("url"):
+            value = find_url(text)
+        elif key in _COMMAND_PARAMS:
+            value = find_command(text)
+        elif key in _PATH_PARAMS or key.endswith(("_path", "path")):
+            value = find_path(text)
+            if value is None and re.search(r"\b(here|this (folder|directory))\b", text, re.I):
+                value = "."
+        elif key in _TEXT_PARAMS:
+            value = _remainder(text)
+        elif (prop or {}).get("type") == "integer":
+            numbers = _NUMBER.findall(text)
+            value = int(numbers[0]) if numbers else None
+        is_text = (prop or {}).get("type") in (None, "string", "STRING")
+        if value is None and name in required and is_text:
+            value = _remainder(text)
+        if value is not None:
+            args[name] = value
+    return args

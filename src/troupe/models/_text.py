@@ -1,0 +1,92 @@
+"""Small text helpers shared by the offline model's rules."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "me",
+        "i",
+        "you",
+        "your",
+        "please",
+        "can",
+        "could",
+        "would",
+        "will",
+        "do",
+        "does",
+        "here",
+        "there",
+        "what",
+        "which",
+        "who",
+        "how",
+        "me",
+        "us",
+        "we",
+        "our",
+        "some",
+        "any",
+        "all",
+        "into",
+        "as",
+        "its",
+        "if",
+        "then",
+        "than",
+    ]
+)
+
+
+def stem(word: str) -> str:
+    """A crude stem so that 'files', 'listing' and 'listed' meet their base word."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens of ``text``."""
+    return _WORD.findall(text.lower())
+
+
+def stems(text: str) -> set[str]:
+    """Stems of the non-stopword tokens of ``text``."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """True when ``phrase`` occurs in ``text`` as whole words (case-insensitive)."""
+    target = [stem(w) for w in words(phrase)]
+    if not target:
+        return False
+    tokens = [stem(w) for w in words(text)]
+    n = len(target)
+    return any(tokens[i : i + n] == target for i in range(len(tokens) - n + 1))

@@ -1,0 +1,311 @@
+"""The ``offline`` model: a deterministic, rule-based stand-in for an LLM.
+
+It is not a language model. It reads the same requests a real model gets and
+answers by rules, so the whole pipeline (routing, transfers, tool calls,
+results) runs with no API key, in tests, demos and benchmarks:
+
+* as orchestrator it scores the routing table's keywords against the request
+  and transfers to the best agent, or answers greetings and unmatched
+  questions directly;
+* as a specialist it picks the tool whose name and description best match,
+  fills the arguments from the request (paths, quoted or back-ticked
+  commands, URLs), and reports the tool's result;
+* when none of its tools fits it answers in the ``[REJECT]`` format, naming
+  the team member whose keywords fit;
+* as planner it returns numbered steps, each with an agent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncGenerator, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+from typing_extensions import override
+
+from ..routing.instructions import REJECT_MARKER
+from ._offline_args import fill_arguments
+from ._text import contains_phrase, stems, words
+
+OFFLINE_MODEL_NAME = "offline"
+OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
+TRANSFER_TOOL = "transfer_to_agent"
+_SYSTEM_PREFIX = "[System:"
+_CONTEXT_PREFIX = "For context:"
+_GREETINGS = (
+    "hello",
+    "hi",
+    "hey",
+    "good morning",
+    "good afternoon",
+    "good evening",
+    "howdy",
+    "greetings",
+    "thanks",
+    "thank you",
+    "bye",
+    "goodbye",
+)
+_AGENT_BLOCK = re.compile(r"^### (\S+)\n(.*?)(?=^### |^## |\Z)", re.M | re.S)
+_TEAM_LINE = re.compile(r"^- (\w+): (.*?)(?: \(keywords: (.*)\))?$", re.M)
+_SPLIT_STEPS = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|\.\s+)\s*", re.I)
+
+
+@dataclass(frozen=True)
+class _Route:
+    name: str
+    keywords: tuple[str, ...]
+    text: str
+
+
+def _usage(request: LlmRequest, reply: str) -> types.GenerateContentResponseUsageMetadata:
+    # Four characters a token is the usual rule of thumb; the offline model has
+    # no tokenizer, and its counts only need to be stable and comparable.
+    prompt_chars = len(str(request.config.system_instruction or ""))
+    for content in request.contents:
+        for part in content.parts or []:
+            prompt_chars += len(part.text or "")
+    prompt = max(1, prompt_chars // 4)
+    out = max(1, len(reply) // 4)
+    return types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=prompt, candidates_token_count=out, total_token_count=prompt + out
+    )
+
+
+def _system_text(request: LlmRequest) -> str:
+    si = request.config.system_instruction
+    if si is None:
+        return ""
+    if isinstance(si, str):
+        return si
+    if isinstance(si, types.Content):
+        return "\n".join(p.text or "" for p in si.parts or [])
+    return str(si)
+
+
+def _declarations(request: LlmRequest) -> list[types.FunctionDeclaration]:
+    decls: list[types.FunctionDeclaration] = []
+    for tool in request.config.tools or []:
+        decls.extend(getattr(tool, "function_declarations", None) or [])
+    return decls
+
+
+def _schema(decl: types.FunctionDeclaration) -> dict[str, Any]:
+    if decl.parameters_json_schema:
+        return dict(decl.parameters_json_schema)
+    if decl.parameters is not None:
+        dumped = decl.parameters.model_dump(exclude_none=True, mode="json")
+        props = {
+            k: {**v, "type": str(v.get("type", "")).lower()}
+            for k, v in (dumped.get("properties") or {}).items()
+        }
+        return {"properties": props, "required": dumped.get("required") or []}
+    return {}
+
+
+def _is_user_request(text: str) -> bool:
+    return (
+        not text.startswith((_CONTEXT_PREFIX, "[orchestrator]")) and "<<<BEGIN_QUOTED" not in text
+    )
+
+
+def latest_request(request: LlmRequest) -> str:
+    """The newest thing the user asked, skipping corrections and relayed context."""
+    fallback = ""
+    for content in reversed(request.contents):
+        if content.role != "user":
+            continue
+        for part in content.parts or []:
+            text = (part.text or "").strip()
+            if not text or not _is_user_request(text):
+                continue
+            if text.startswith(_SYSTEM_PREFIX):
+                fallback = fallback or text
+                continue
+            return text
+    return fallback
+
+
+def _last_function_responses(request: LlmRequest) -> list[types.FunctionResponse]:
+    if not request.contents:
+        return []
+    last = request.contents[-1]
+    return [p.function_response for p in last.parts or [] if p.function_response]
+
+
+def _parse_routes(system: str) -> list[_Route]:
+    table = system.split("## Routing table", 1)
+    if len(table) < 2:
+        return []
+    body = table[1]
+    routes = []
+    for match in _AGENT_BLOCK.finditer(body):
+        name, block = match.group(1), match.group(2)
+        keywords: tuple[str, ...] = ()
+        for line in block.splitlines():
+            if line.startswith("- Keywords:"):
+                keywords = tuple(k.strip() for k in line.split(":", 1)[1].split(",") if k.strip())
+        routes.append(_Route(name=name, keywords=keywords, text=block))
+        if match.end() < len(body) and body[match.end() :].startswith("## "):
+            break
+    return routes
+
+
+def _parse_team(system: str) -> list[_Route]:
+    team = system.split("## Team", 1)
+    if len(team) < 2:
+        return []
+    return [
+        _Route(
+            name=m.group(1),
+            keywords=tuple(k.strip() for k in (m.group(3) or "").split(",") if k.strip()),
+            text=m.group(2),
+        )
+        for m in _TEAM_LINE.finditer(team[1])
+    ]
+
+
+def _score(text: str, route: _Route) -> int:
+    # Multi-word keywords are stronger evidence than single words.
+    return sum(len(k.split()) * 2 for k in route.keywords if contains_phrase(text, k))
+
+
+def best_route(text: str, routes: Iterable[_Route]) -> _Route | None:
+    """The route whose keywords match ``text`` best; the first one wins a tie."""
+    best: _Route | None = None
+    best_score = 0
+    for route in routes:
+        score = _score(text, route)
+        if score > best_score:
+            best, best_score = route, score
+    return best
+
+
+def _is_greeting(text: str) -> bool:
+    lowered = " ".join(words(text))
+    return any(lowered == g or lowered.startswith(g + " ") for g in _GREETINGS)
+
+
+def _summarize(value: Any, limit: int = 2000) -> str:
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = str(value)
+    return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
+
+
+class OfflineModel(BaseLlm):
+    """Deterministic rule-based model; see the module docstring."""
+
+    model: str = OFFLINE_MODEL_NAME
+
+    @classmethod
+    @override
+    def supported_models(cls) -> list[str]:
+        return [OFFLINE_MODEL_NAME]
+
+    @override
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        parts = self.decide(llm_request)
+        reply_text = " ".join(p.text or "" for p in parts)
+        yield LlmResponse(
+            content=types.Content(role="model", parts=parts),
+            usage_metadata=_usage(llm_request, reply_text),
+            turn_complete=True,
+        )
+
+    def decide(self, request: LlmRequest) -> list[types.Part]:
+        """The parts of the model's reply to ``request``."""
+        system = _system_text(request)
+        text = latest_request(request)
+        decls = {d.name: d for d in _declarations(request) if d.name}
+        results = _last_function_responses(request)
+        if results:
+            return [types.Part(text=self._report(results))]
+        routes = _parse_routes(system)
+        if routes and TRANSFER_TOOL in decls:
+            return self._orchestrate(text, routes)
+        tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
+        if tools:
+            return self._act(text, tools, system)
+        return [types.Part(text=self._reason(text, system))]
+
+    def _orchestrate(self, text: str, routes: list[_Route]) -> list[types.Part]:
+        route = best_route(text, routes)
+        if route is None:
+            if _is_greeting(text):
+                return [
+                    types.Part(
+                        text="Hello! I am troupe's offline model, a rule-based "
+                        "stand-in: ask me to list files, run a command or "
+                        "read a page, and I will hand it to the right agent."
+                    )
+                ]
+            return [
+                types.Part(
+                    text="I am troupe's offline model, a rule-based stand-in "
+                    "without general knowledge, and no agent on the team "
+                    "matches this request. Configure a real model with "
+                    "--model for open questions."
+                )
+            ]
+        call = types.FunctionCall(name=TRANSFER_TOOL, args={"agent_name": route.name})
+        return [types.Part(function_call=call)]
+
+    def _act(
+        self, text: str, tools: dict[str, types.FunctionDeclaration], system: str
+    ) -> list[types.Part]:
+        request_stems = stems(text)
+        best_name, best_score = None, 0
+        for name, decl in tools.items():
+            name_stems = stems(name.replace("_", " "))
+            desc_stems = stems(decl.description or "")
+            score = 3 * len(request_stems & name_stems) + len(request_stems & desc_stems)
+            if score > best_score:
+                best_name, best_score = name, score
+        if best_name is None:
+            return [types.Part(text=self._reject(text, system))]
+        args = fill_arguments(_schema(tools[best_name]), text)
+        return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
+
+    def _reject(self, text: str, system: str) -> str:
+        target = best_route(text, _parse_team(system))
+        if target is None:
+            return "I cannot do this with my tools, and no team member clearly fits it."
+        return f"{REJECT_MARKER} This task requires {target.name}: it matches their role, not mine."
+
+    def _reason(self, text: str, system: str) -> str:
+        team = _parse_team(system)
+        if not team:
+            return f"(offline model) I have no tools for this request: {text}"
+        steps = [s.strip() for s in _SPLIT_STEPS.split(text) if s.strip()]
+        if len(steps) == 1:
+            steps = [s.strip() for s in re.split(r",?\s+and\s+", text) if s.strip()]
+        lines = ["Plan for review:"]
+        for i, step in enumerate(steps, 1):
+            route = best_route(step, team)
+            lines.append(f"{i}. {step} -> {route.name if route else 'orchestrator'}")
+        return "\n".join(lines)
+
+    def _report(self, results: list[types.FunctionResponse]) -> str:
+        lines = []
+        for result in results:
+            payload = result.response or {}
+            if isinstance(payload, dict) and payload.get("error"):
+                lines.append(f"{result.name} failed: {_summarize(payload['error'])}")
+                continue
+            if isinstance(payload, dict) and set(payload) == {"result"}:
+                payload = payload["result"]
+            lines.append(f"{result.name} returned:\n{_summarize(payload)}")
+        return "\n\n".join(lines)

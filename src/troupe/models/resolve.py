@@ -1,0 +1,114 @@
+"""Turn a model name into something an ADK agent accepts.
+
+The provider table is data: each row says which names it takes and how to
+build the model. Names ADK knows itself (Gemini) are passed through as
+strings; ``provider/model`` names go to LiteLLM; ``offline`` is troupe's
+rule-based stand-in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from google.adk.models.base_llm import BaseLlm
+
+from ..errors import ConfigError
+from .offline import OFFLINE_MODEL_NAME, OfflineModel
+
+ModelLike = str | BaseLlm
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One way of naming a model."""
+
+    label: str
+    pattern: str
+    example: str
+    build: Callable[[str, str | None], ModelLike]
+
+
+def _offline(name: str, api_base: str | None) -> ModelLike:
+    return OfflineModel()
+
+
+def _adk_native(name: str, api_base: str | None) -> ModelLike:
+    from google.adk.models.registry import LLMRegistry
+
+    try:
+        LLMRegistry.resolve(name)
+    except ValueError as exc:
+        raise ConfigError(f"Model {name!r} is not available: {exc}") from None
+    return name
+
+
+def _litellm(name: str, api_base: str | None) -> ModelLike:
+    try:
+        import litellm
+        from google.adk.models.lite_llm import LiteLlm
+    except ImportError:  # pragma: no cover - litellm is a core dependency
+        raise ConfigError(f"Model {name!r} needs LiteLLM: pip install litellm") from None
+    provider = name.split("/", 1)[0]
+    if provider not in litellm.provider_list:
+        raise ConfigError(
+            f"Unknown LiteLLM provider {provider!r} in model {name!r}. Use one of "
+            "openai/, anthropic/, ollama_chat/, gemini/ ... (any LiteLLM provider)."
+        )
+    kwargs = {"api_base": api_base} if api_base else {}
+    return LiteLlm(model=name, **kwargs)
+
+
+PROVIDERS: tuple[Provider, ...] = (
+    Provider("offline rule-based stand-in", r"offline", "offline", _offline),
+    Provider("Gemini through ADK", r"gemini-[\w.-]+", "gemini-2.5-flash", _adk_native),
+    Provider(
+        "any LiteLLM provider",
+        r"[a-z][\w-]*/.+",
+        "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama_chat/llama3.2",
+        _litellm,
+    ),
+)
+"""Model-name patterns and their builders, tried in order."""
+
+DEFAULT_GEMINI = "gemini-2.5-flash"
+
+
+def accepted_models() -> str:
+    """A one-line summary of the model names troupe accepts."""
+    return "; ".join(f"{p.example} ({p.label})" for p in PROVIDERS)
+
+
+def default_model_name() -> str:
+    """TROUPE_MODEL if set, Gemini when a Google key is present, else offline."""
+    if name := os.environ.get("TROUPE_MODEL"):
+        return name
+    if os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"):
+        return DEFAULT_GEMINI
+    return OFFLINE_MODEL_NAME
+
+
+def resolve_model(model: ModelLike | None, *, api_base: str | None = None) -> ModelLike:
+    """A model name or BaseLlm as a value for ``LlmAgent(model=...)``.
+
+    Raises:
+        ConfigError: for a name no provider accepts, listing what is accepted.
+    """
+    if isinstance(model, BaseLlm):
+        return model
+    name = (model or default_model_name()).strip()
+    for provider in PROVIDERS:
+        if re.fullmatch(provider.pattern, name):
+            return provider.build(name, api_base)
+    raise ConfigError(f"Unknown model {name!r}. Accepted: {accepted_models()}.")
+
+
+def model_label(model: ModelLike) -> str:
+    """A human label for a resolved model."""
+    if isinstance(model, OfflineModel):
+        return f"{OFFLINE_MODEL_NAME} (rule-based stand-in, not a language model)"
+    if isinstance(model, BaseLlm):
+        return model.model
+    return model

@@ -1,0 +1,1 @@
+"""Routing: capabilities, partitioning and the instructions built from them."""

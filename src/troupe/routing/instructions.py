@@ -1,0 +1,182 @@
+"""The orchestrator's and the specialists' instructions.
+
+The orchestrator reads a routing table built from the topology: exact agent
+names, roles described by capabilities, keywords, inputs, outputs and what
+each agent cannot do. Raw tool names never appear in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..tools import Tool
+from .capabilities import capability_description
+
+DEFAULT_MAX_DELEGATION_ROUNDS = 5
+REJECT_MARKER = "[REJECT]"
+"""Start of a specialist's refusal of a task that is not its own."""
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are troupe, a helpful assistant backed by a team of specialist agents. "
+    "Be accurate and brief, and say plainly when something could not be done."
+)
+
+
+@dataclass(frozen=True)
+class RouteEntry:
+    """One row of the routing table: an agent the orchestrator may delegate to."""
+
+    name: str
+    role: str
+    capabilities: str = ""
+    keywords: Sequence[str] = ()
+    accepts: str = ""
+    returns: str = ""
+    cannot_do: Sequence[str] = ()
+
+
+def effective_rounds(max_delegation_rounds: int | None) -> int:
+    """The delegation limit in force: 5 when zero or unset."""
+    if not max_delegation_rounds or max_delegation_rounds <= 0:
+        return DEFAULT_MAX_DELEGATION_ROUNDS
+    return max_delegation_rounds
+
+
+def agent_description(role: str, tools: Sequence[Tool]) -> str:
+    """An agent's description: its role plus its capabilities, never tool names."""
+    if not tools:
+        return role
+    return f"{role} Capabilities: {capability_description(tools)}."
+
+
+def _route_block(entry: RouteEntry) -> str:
+    lines = [f"### {entry.name}"]
+    role = entry.role.strip()
+    if entry.capabilities:
+        role = f"{role} Capabilities: {entry.capabilities}."
+    lines.append(f"- Role: {role}")
+    if entry.keywords:
+        lines.append(f"- Keywords: {', '.join(entry.keywords)}")
+    if entry.accepts:
+        lines.append(f"- Accepts: {entry.accepts}")
+    if entry.returns:
+        lines.append(f"- Returns: {entry.returns}")
+    if entry.cannot_do:
+        lines.append(f"- Cannot do: {'; '.join(entry.cannot_do)}")
+    return "\n".join(lines)
+
+
+def build_orchestrator_instruction(
+    entries: Sequence[RouteEntry],
+    *,
+    system_prompt: str | None = None,
+    unmatched: Sequence[Tool] = (),
+    max_delegation_rounds: int | None = 0,
+) -> str:
+    """The full orchestrator instruction for the registered agents ``entries``."""
+    names = [e.name for e in entries]
+    rounds = effective_rounds(max_delegation_rounds)
+    sections: list[str] = [(system_prompt or DEFAULT_SYSTEM_PROMPT).strip()]
+    sections.append(
+        "## Your role\n"
+        "You are the orchestrator of a team of specialist agents. You have no tools "
+        "of your own and cannot run anything yourself. Every task that needs a tool "
+        "must be delegated: call transfer_to_agent with the exact name of the one "
+        "agent whose role fits the task."
+    )
+    sections.append("## Routing table\n" + "\n\n".join(_route_block(e) for e in entries))
+    if unmatched:
+        summaries = "; ".join(
+            t.description.splitlines()[0] if t.description else "an unnamed action"
+            for t in unmatched
+        )
+        sections.append(
+            "## Tools no agent owns\n"
+            f"{len(unmatched)} registered tool(s) fit no agent on the team, so nobody "
+            f"can run them: {summaries}. If a request needs one of these, tell the user "
+            "it is unavailable instead of delegating it."
+        )
+    protocol = [
+        "## Decision protocol",
+        "For every user message, in order:",
+        "1. Classify: a greeting, an opinion or a general-knowledge question is "
+        "answered directly; anything that needs a tool or stored data is delegated.",
+        "2. Match: compare the request with each agent's keywords and what it accepts.",
+        "3. Select: choose the single agent whose role covers the request.",
+        "4. Verify: make sure the request is not in that agent's cannot-do list and "
+        "that the name is spelled exactly as in the routing table.",
+        "5. Delegate: call transfer_to_agent with that exact name and write nothing else.",
+    ]
+    if "planner" in names:
+        protocol.insert(
+            5,
+            "   A request that spans several agents or needs ordered steps goes to planner first.",
+        )
+    sections.append("\n".join(protocol))
+    sections.append(
+        "## Rejections\n"
+        f"An agent handed a task outside its role replies with a line that starts "
+        f"with {REJECT_MARKER} and names the agent the task needs. Do not pass that "
+        "line on to the user. Delegate the task to the named agent if it is in the "
+        "routing table, otherwise to the next best match, and never send the same "
+        "task back to an agent that rejected it. After two rejections, answer the "
+        "user directly with what you know."
+    )
+    sections.append(
+        "## Delegation rules\n"
+        "- Answer greetings, opinions and general-knowledge questions yourself, "
+        "without delegating.\n"
+        f"- Use at most {rounds} delegation rounds for one user message; when they "
+        "are used up, answer with what you have.\n"
+        "- Delegate one task at a time and pass on each agent's result faithfully."
+    )
+    sections.append(
+        "## Agent names\n"
+        f"The only valid agent names are: {', '.join(names) if names else '(none)'}.\n"
+        "NEVER invent or abbreviate agent names. Use each name exactly as written in "
+        "the routing table; any other name does not exist and the transfer will fail."
+    )
+    return "\n\n".join(sections) + "\n"
+
+
+def build_specialist_instruction(
+    *,
+    name: str,
+    role: str,
+    guidance: str,
+    tools: Sequence[Tool],
+    accepts: str,
+    returns: str,
+    cannot_do: Sequence[str],
+    team: Sequence[RouteEntry],
+) -> str:
+    """The instruction of one specialist, with the [REJECT] protocol."""
+    capabilities = capability_description(tools) if tools else "reasoning only, no tools"
+    peers = [e for e in team if e.name != name]
+    peer_lines = "\n".join(
+        f"- {e.name}: {e.capabilities or e.role}"
+        + (f" (keywords: {', '.join(e.keywords)})" if e.keywords else "")
+        for e in peers
+    )
+    constraints = [
+        "- Use only your own tools, and only for the task you were given.",
+        "- Never claim a result you did not get; if a tool fails, say what failed.",
+    ]
+    constraints += [f"- You cannot {item}." for item in cannot_do]
+    reject = (
+        f"If the task is outside your role, do not attempt it. Reply with one line:\n"
+        f"{REJECT_MARKER} This task requires <agent>: <one-sentence reason>\n"
+        "where <agent> is the team member below whose role fits."
+    )
+    parts = [
+        f"You are {name}, a specialist on a team led by the orchestrator.",
+        f"## What You Do\n{role}\nCapabilities: {capabilities}.",
+        f"## Input Format\n{accepts or 'A task delegated by the orchestrator.'}",
+        f"## Output Format\n{returns or 'A clear answer.'}\n{guidance}".rstrip(),
+        "## Constraints\n" + "\n".join(constraints),
+        "## Rejecting a task\n" + reject,
+    ]
+    if peer_lines:
+        parts.append("## Team\n" + peer_lines)
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,1 @@
+"""Running the tree: the Assistant and its guards."""

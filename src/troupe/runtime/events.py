@@ -1,0 +1,64 @@
+"""A flat view of ADK events: who did what, for the CLI, JSON output and tests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from google.adk.events.event import Event
+
+TRANSFER_TOOL = "transfer_to_agent"
+EventKind = Literal["transfer", "tool_call", "tool_result", "text"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing an agent did."""
+
+    author: str
+    """The agent that produced it."""
+    kind: EventKind
+    """transfer, tool_call, tool_result or text."""
+    name: str | None
+    """Transfer target, or the tool's name; None for text."""
+    text: str
+    """The text, the call's arguments as JSON, or the result as JSON."""
+
+    def to_json(self) -> str:
+        """One JSON object: author, kind, name, text."""
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def steps(event: Event) -> list[Step]:
+    """The steps one ADK event holds, in order."""
+    if event.author == "user" or not event.content or event.partial:
+        return []
+    out: list[Step] = []
+    for part in event.content.parts or []:
+        if part.function_call is not None:
+            call = part.function_call
+            args = dict(call.args or {})
+            if call.name == TRANSFER_TOOL:
+                out.append(Step(event.author, "transfer", str(args.get("agent_name")), ""))
+            else:
+                out.append(Step(event.author, "tool_call", call.name, _dump(args)))
+        elif part.function_response is not None:
+            resp = part.function_response
+            if resp.name == TRANSFER_TOOL and not _is_error(resp.response):
+                continue
+            out.append(Step(event.author, "tool_result", resp.name, _dump(resp.response)))
+        elif part.text and not part.thought:
+            out.append(Step(event.author, "text", None, part.text))
+    return out
+
+
+def _is_error(response: Any) -> bool:
+    return isinstance(response, dict) and "error" in response

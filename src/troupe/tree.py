@@ -1,0 +1,209 @@
+"""Build the ADK agent tree from a :class:`Config`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.function_tool import FunctionTool
+from google.genai import types
+from typing_extensions import override
+
+from .config import Config
+from .errors import ConfigError, ToolAdapterError
+from .models.resolve import ModelLike, resolve_model
+from .routing.capabilities import capability_description
+from .routing.instructions import (
+    RouteEntry,
+    agent_description,
+    build_orchestrator_instruction,
+    build_specialist_instruction,
+)
+from .routing.partition import partition_tools
+from .tools import Tool, validate_tools
+from .topology import ORCHESTRATOR_NAME, AgentSpec, resolve_topology
+
+SINGLE_AGENT_NAME = "assistant"
+
+
+class TroupeAgent(LlmAgent):
+    """An LlmAgent whose string instruction is sent exactly as written.
+
+    ADK treats ``{name}`` in a string instruction as a session-state
+    placeholder and fails when the state has no such key; a user's system
+    prompt with a brace in it (JSON, code) must not break a run.
+    """
+
+    @override
+    async def canonical_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
+        if isinstance(self.instruction, str):
+            return self.instruction, True
+        return await super().canonical_instruction(ctx)
+
+
+class _NamedFunctionTool(FunctionTool):
+    """A FunctionTool that declares the troupe Tool's name and description."""
+
+    def __init__(self, tool: Tool) -> None:
+        super().__init__(func=tool.func, require_confirmation=tool.dangerous)
+        self.name = tool.name
+        self.description = tool.description
+
+    @override
+    def _get_declaration(self) -> types.FunctionDeclaration | None:
+        decl = super()._get_declaration()
+        if decl is not None:
+            decl.name = self.name
+            decl.description = self.description
+        return decl
+
+
+def default_adapter(tool: Tool) -> BaseTool:
+    """Wrap a troupe Tool as an ADK FunctionTool."""
+    return _NamedFunctionTool(tool)
+
+
+def _adapt(tools: Sequence[Tool], agent_name: str, config: Config) -> list[BaseTool]:
+    adapter = config.adapt_tool or default_adapter
+    adapted = []
+    for tool in tools:
+        try:
+            adapted.append(adapter(tool))
+        except Exception as exc:
+            raise ToolAdapterError(agent_name, tool.name, exc) from exc
+    return adapted
+
+
+def _route_entry(spec: AgentSpec, tools: Sequence[Tool]) -> RouteEntry:
+    return RouteEntry(
+        name=spec.name,
+        role=spec.description,
+        capabilities=capability_description(tools) if tools else "",
+        keywords=spec.keywords,
+        accepts=spec.accepts,
+        returns=spec.returns,
+        cannot_do=spec.cannot_do,
+    )
+
+
+def remote_route_entry(agent: BaseAgent) -> RouteEntry:
+    """A routing entry for an agent troupe did not build (e.g. an A2A remote)."""
+    keywords: Sequence[str] = getattr(agent, "troupe_keywords", ()) or ()
+    return RouteEntry(
+        name=agent.name,
+        role=agent.description or f"A remote agent named {agent.name}.",
+        keywords=tuple(keywords),
+    )
+
+
+def build_agent_tree(config: Config) -> LlmAgent:
+    """The ADK root agent for ``config``.
+
+    Multi-agent: an ``orchestrator`` with no tools whose sub-agents are the
+    topology's specialists that own at least one tool (or are always
+    included), then the remote agents. Single-agent: one agent holding every
+    tool, unmatched ones included.
+    """
+    tools = validate_tools(config.tools)
+    model = resolve_model(config.model, api_base=config.api_base)
+    if not config.multi_agent:
+        return _single_agent(tools, model, config)
+    topology = resolve_topology(config.topology)
+    split = partition_tools(tools, topology)
+
+    chosen = [
+        (spec, split.by_agent[spec.name])
+        for spec in topology.agents
+        if split.by_agent[spec.name] or spec.always_include
+    ]
+    remote = list(config.remote_agents)
+    _check_remote_names(remote, [spec.name for spec, _ in chosen])
+    entries = [_route_entry(spec, owned) for spec, owned in chosen]
+    entries += [remote_route_entry(agent) for agent in remote]
+
+    sub_agents: list[BaseAgent] = []
+    for spec, owned in chosen:
+        sub_agents.append(
+            TroupeAgent(
+                name=spec.name,
+                model=model,
+                description=agent_description(spec.description, owned),
+                instruction=build_specialist_instruction(
+                    name=spec.name,
+                    role=spec.description,
+                    guidance=spec.instruction,
+                    tools=owned,
+                    accepts=spec.accepts,
+                    returns=spec.returns,
+                    cannot_do=spec.cannot_do,
+                    team=entries,
+                ),
+                tools=list(_adapt(owned, spec.name, config)),
+                mode="chat",
+                # Each user turn starts at the orchestrator: a specialist
+                # answers or rejects, it does not pass the task on itself.
+                disallow_transfer_to_parent=True,
+                disallow_transfer_to_peers=True,
+            )
+        )
+    sub_agents.extend(remote)
+    instruction = build_orchestrator_instruction(
+        entries,
+        system_prompt=config.system_prompt,
+        unmatched=split.unmatched,
+        max_delegation_rounds=config.max_delegation_rounds,
+    )
+    return TroupeAgent(
+        name=ORCHESTRATOR_NAME,
+        model=model,
+        description="Routes each request to the right specialist.",
+        instruction=instruction,
+        tools=[],
+        sub_agents=sub_agents,
+    )
+
+
+def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> None:
+    taken = set(local) | {ORCHESTRATOR_NAME}
+    for agent in remote:
+        if not isinstance(agent, BaseAgent):
+            raise ConfigError(
+                f"remote_agents entry {agent!r} is not an ADK BaseAgent; pass agents such "
+                "as RemoteA2aAgent."
+            )
+        if agent.name in taken:
+            raise ConfigError(
+                f"Remote agent name {agent.name!r} is already used by another agent; "
+                "rename the remote agent."
+            )
+        taken.add(agent.name)
+
+
+def _single_agent(tools: Sequence[Tool], model: ModelLike, config: Config) -> LlmAgent:
+    from .routing.instructions import DEFAULT_SYSTEM_PROMPT
+
+    base = (config.system_prompt or DEFAULT_SYSTEM_PROMPT).strip()
+    instruction = (
+        f"{base}\n\nYou work alone and hold every tool yourself. Use a tool when the "
+        "request needs one, then report its result clearly; answer greetings and "
+        "general questions directly.\n"
+    )
+    return TroupeAgent(
+        name=SINGLE_AGENT_NAME,
+        model=model,
+        description="A single assistant holding every tool.",
+        instruction=instruction,
+        tools=list(_adapt(tools, SINGLE_AGENT_NAME, config)),
+    )
+
+
+def agent_tools(agent: Any) -> list[str]:
+    """Names of the tools an ADK agent holds."""
+    names: list[str] = []
+    for tool in getattr(agent, "tools", None) or []:
+        names.append(str(getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))))
+    return names
