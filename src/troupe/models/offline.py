@@ -172,8 +172,13 @@ def _parse_team(system: str) -> list[_Route]:
 
 
 def _score(text: str, route: _Route) -> int:
-    # Multi-word keywords are stronger evidence than single words.
-    return sum(len(k.split()) * 2 for k in route.keywords if contains_phrase(text, k))
+    # Multi-word keywords are stronger evidence than single words, and a
+    # request that opens with a keyword ("plan ...", "run ...") names its verb.
+    score = sum(len(k.split()) * 2 for k in route.keywords if contains_phrase(text, k))
+    first = words(text)[:1]
+    if first and any(contains_phrase(first[0], k) for k in route.keywords if " " not in k):
+        score += 3
+    return score
 
 
 def best_route(text: str, routes: Iterable[_Route]) -> _Route | None:
@@ -192,14 +197,38 @@ def _is_greeting(text: str) -> bool:
     return any(lowered == g or lowered.startswith(g + " ") for g in _GREETINGS)
 
 
-def _summarize(value: Any, limit: int = 2000) -> str:
+def _render(value: Any) -> str:
+    """A tool result as plain lines: 'key: value', lists one item a line."""
+    if isinstance(value, dict):
+        lines = []
+        for key, item in value.items():
+            if item is None or item is False or item in ("", [], {}):
+                continue
+            if isinstance(item, str) and "\n" in item.strip():
+                lines.append(f"{key}:\n{_indent(item.rstrip())}")
+            elif isinstance(item, list) and item:
+                lines.append(f"{key}:\n" + _indent("\n".join(_render(i) for i in item)))
+            elif isinstance(item, dict):
+                lines.append(f"{key}:\n{_indent(_render(item))}")
+            else:
+                lines.append(f"{key}: {str(item).strip()}")
+        return "\n".join(lines)
+    if isinstance(value, list):
+        return "\n".join(_render(i) for i in value)
     if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = str(value)
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+def _summarize(value: Any, limit: int = 2000) -> str:
+    text = _render(value)
     return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
 
 
@@ -275,6 +304,13 @@ class OfflineModel(BaseLlm):
             if score > best_score:
                 best_name, best_score = name, score
         if best_name is None:
+            if _is_greeting(text) and "## Team" not in system:
+                return [
+                    types.Part(
+                        text="Hello! I am troupe's offline model, a rule-based "
+                        "stand-in. Ask me to use one of my tools."
+                    )
+                ]
             return [types.Part(text=self._reject(text, system))]
         args = fill_arguments(_schema(tools[best_name]), text)
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
@@ -289,9 +325,10 @@ class OfflineModel(BaseLlm):
         team = _parse_team(system)
         if not team:
             return f"(offline model) I have no tools for this request: {text}"
-        steps = [s.strip() for s in _SPLIT_STEPS.split(text) if s.strip()]
+        goal = text.split(":", 1)[1] if ":" in text else text
+        steps = [s.strip() for s in _SPLIT_STEPS.split(goal) if s.strip()]
         if len(steps) == 1:
-            steps = [s.strip() for s in re.split(r",?\s+and\s+", text) if s.strip()]
+            steps = [s.strip() for s in re.split(r",?\s+and\s+", goal) if s.strip()]
         lines = ["Plan for review:"]
         for i, step in enumerate(steps, 1):
             route = best_route(step, team)
@@ -307,5 +344,5 @@ class OfflineModel(BaseLlm):
                 continue
             if isinstance(payload, dict) and set(payload) == {"result"}:
                 payload = payload["result"]
-            lines.append(f"{result.name} returned:\n{_summarize(payload)}")
+            lines.append(f"Result of {result.name}:\n{_summarize(payload)}")
         return "\n\n".join(lines)
