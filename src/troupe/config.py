@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError
 from .models.resolve import ModelLike
+from .remote import RemoteAgentEntry
 from .tools import Tool
 from .topology import Topology
 
@@ -43,6 +44,23 @@ class Config:
     """Turns a Tool into an ADK tool; called once per routed tool."""
     remote_agents: Sequence[BaseAgent] = ()
     """Extra sub-agents (e.g. RemoteA2aAgent) appended with a routing entry each."""
+    session_store: str | None = None
+    """Session store URL (``sqlite:///...``, ``postgresql+asyncpg://...``) for the CLI and
+    server; None means ``sessions.db`` in the data directory."""
+    transfer_repair: bool = True
+    """Repair bad transfer targets in flight; False leaves only the specified retry."""
+    guards: bool = True
+    """Enforce limits, stop repeated calls, re-route rejections, nudge empty turns."""
+    max_model_calls: int = 24
+    """Model calls allowed per user message, over all agents."""
+    max_repeated_calls: int = 3
+    """Identical tool calls in a row before the turn is stopped."""
+    model_retries: int = 3
+    """Retries with backoff on rate limits and server errors (0 disables)."""
+    retry_base_delay: float = 0.5
+    """Seconds before the first retry; doubles each time."""
+    fallback_model: ModelLike | None = None
+    """Model used when the primary still fails after its retries."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Settings read from a config file that later features use."""
 
@@ -68,6 +86,15 @@ class ConfigFile(BaseModel):
     max_delegation_rounds: int | None = Field(default=None, alias="maxDelegationRounds", ge=0)
     builtin_tools: bool = Field(default=True, description="Register troupe's built-in tools.")
     agent: _AgentSection | None = Field(default=None, description="The spec's agent.* keys.")
+    session_store: str | None = Field(
+        default=None, description="Session store URL: sqlite:///..., postgresql+asyncpg://..."
+    )
+    auth_token: str | None = Field(
+        default=None, description="Bearer token `troupe serve` requires (or TROUPE_AUTH_TOKEN)."
+    )
+    remote_agents: list[RemoteAgentEntry] = Field(
+        default_factory=list, description="A2A agents added as sub-agents."
+    )
 
 
 def read_config_file(path: str | Path) -> ConfigFile:

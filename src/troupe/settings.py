@@ -8,9 +8,12 @@ from pathlib import Path
 
 from .builtins import builtin_tools
 from .config import Config, merged_agent_options, read_config_file
+from .remote import build_remote_agents
+from .sessions import SESSION_STORE_ENV, default_session_store
 
 CONFIG_ENV = "TROUPE_CONFIG"
 DATA_DIR_ENV = "TROUPE_DATA_DIR"
+AUTH_TOKEN_ENV = "TROUPE_AUTH_TOKEN"
 
 
 def default_data_dir() -> Path:
@@ -28,6 +31,14 @@ class Settings:
     config: Config
     data_dir: Path
     workspace: Path
+    session_store: str = ""
+    """Session store URL; empty means ``sessions.db`` in ``data_dir``."""
+    auth_token: str | None = None
+    """Bearer token ``troupe serve`` requires on every route but health."""
+
+    def __post_init__(self) -> None:
+        if not self.session_store:
+            self.session_store = default_session_store(self.data_dir)
 
 
 def load_settings(
@@ -38,10 +49,12 @@ def load_settings(
     topology: str | None = None,
     multi_agent: bool | None = None,
     data_dir: str | Path | None = None,
+    session_store: str | None = None,
 ) -> Settings:
     """Merge a config file (``--config`` or TROUPE_CONFIG) with explicit options.
 
     Options given here win over the file; the file wins over defaults.
+    TROUPE_SESSION_STORE and TROUPE_AUTH_TOKEN win over the file too.
     """
     path = config_path or os.environ.get(CONFIG_ENV)
     parsed = read_config_file(path) if path else None
@@ -59,9 +72,15 @@ def load_settings(
         else (file_multi if file_multi is not None else True),
         max_delegation_rounds=file_rounds or 0,
         topology=topology or (parsed.topology if parsed and parsed.topology else "default"),
+        remote_agents=build_remote_agents(parsed.remote_agents) if parsed else (),
+        session_store=session_store
+        or os.environ.get(SESSION_STORE_ENV)
+        or (parsed.session_store if parsed else None),
     )
     return Settings(
         config=config,
         data_dir=Path(data_dir).expanduser() if data_dir else default_data_dir(),
         workspace=ws,
+        session_store=config.session_store or "",
+        auth_token=os.environ.get(AUTH_TOKEN_ENV) or (parsed.auth_token if parsed else None),
     )

@@ -28,12 +28,18 @@ class Tool:
     """What the tool does, shown to the specialist model that owns it."""
     func: Callable[..., Any]
     """The callable run when the model calls the tool (sync or async)."""
-    dangerous: bool = False
-    """Ask the user before each call (ADK tool confirmation)."""
+    dangerous: bool | Callable[..., bool] = False
+    """Ask the user before each call (ADK tool confirmation). A callable is
+    given the call's arguments and says whether that call needs approval, so
+    e.g. exec_shell can let ``uname -a`` through and ask about the rest."""
 
     @classmethod
     def from_function(
-        cls, fn: Callable[..., Any], *, name: str | None = None, dangerous: bool = False
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        dangerous: bool | Callable[..., bool] = False,
     ) -> Tool:
         """Build a tool from a function, taking its name and docstring."""
         tool_name: str = name or getattr(fn, "__name__", "") or ""

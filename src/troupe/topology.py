@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from .errors import ConfigError
 
@@ -54,7 +55,8 @@ class Topology:
     agents: tuple[AgentSpec, ...]
     """Specialists in the order they are added to the tree."""
     match_order: tuple[str, ...] = field(default=())
-    """Agent names in the order their prefixes are tried; empty means ``agents`` order."""
+    """Agent names in the order their prefixes are tried; agents not listed come last,
+    in ``agents`` order (empty means ``agents`` order)."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Other spellings of agent names (``memory-manager``) mapped to the real name."""
 
@@ -73,7 +75,11 @@ class Topology:
         """Specs in the order their prefixes are tried during partitioning."""
         if not self.match_order:
             return list(self.agents)
-        return [self.spec(n) for n in self.match_order]
+        # Agents left out of match_order are tried last, in tree order, so
+        # that a partial match_order never silently strips an agent's tools.
+        listed = [self.spec(n) for n in dict.fromkeys(self.match_order)]
+        rest = [a for a in self.agents if a.name not in self.match_order]
+        return listed + rest
 
 
 DEFAULT_TOPOLOGY = Topology(
@@ -427,6 +433,15 @@ def _field_path(loc: Sequence[int | str]) -> str:
     return out
 
 
+def _describe_error(err: ErrorDetails) -> str:
+    where = _field_path(err["loc"])
+    if err["type"] == "extra_forbidden":
+        # loc is ("agents", i, field) inside an agent, (field,) at the top.
+        model = _AgentSpecFile if len(err["loc"]) > 1 else _TopologyFile
+        return f"field {where!r} is unknown; use one of {', '.join(model.model_fields)}"
+    return f"field {where!r}: {err['msg']}"
+
+
 def load_topology(path: str | Path) -> Topology:
     """Load a topology from a YAML file with the same fields as :class:`AgentSpec`.
 
@@ -445,9 +460,7 @@ def load_topology(path: str | Path) -> Topology:
     try:
         parsed = _TopologyFile.model_validate(raw)
     except ValidationError as exc:
-        details = "; ".join(
-            f"field {_field_path(err['loc'])!r}: {err['msg']}" for err in exc.errors()
-        )
+        details = "; ".join(_describe_error(err) for err in exc.errors())
         raise ConfigError(f"Topology file {str(file)!r} is invalid: {details}.") from None
     topology = Topology(
         name=parsed.name or file.stem,

@@ -8,13 +8,17 @@ from typing import Any
 from google.adk.agents import LlmAgent
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from pydantic import PrivateAttr
 from typing_extensions import override
 
 from .config import Config
 from .errors import ConfigError, ToolAdapterError
+from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
 from .routing.capabilities import capability_description
 from .routing.instructions import (
@@ -22,8 +26,12 @@ from .routing.instructions import (
     agent_description,
     build_orchestrator_instruction,
     build_specialist_instruction,
+    effective_rounds,
 )
 from .routing.partition import partition_tools
+from .routing.repair import AgentNameResolver
+from .runtime.approvals import refusal
+from .runtime.guards import Guards, GuardSettings
 from .tools import Tool, validate_tools
 from .topology import ORCHESTRATOR_NAME, AgentSpec, resolve_topology
 
@@ -37,6 +45,13 @@ class TroupeAgent(LlmAgent):
     placeholder and fails when the state has no such key; a user's system
     prompt with a brace in it (JSON, code) must not break a run.
     """
+
+    _troupe_guards: Guards | None = PrivateAttr(default=None)
+
+    @property
+    def troupe_guards(self) -> Guards | None:
+        """The guards attached to this tree (set on the root agent)."""
+        return self._troupe_guards
 
     @override
     async def canonical_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
@@ -60,6 +75,28 @@ class _NamedFunctionTool(FunctionTool):
             decl.name = self.name
             decl.description = self.description
         return decl
+
+    # ADK's own refusal ("This tool call is rejected.") says neither who
+    # declined nor what to tell the user. A declined call is let past ADK's
+    # confirmation gate so that run_async can answer with troupe's refusal.
+    @override
+    async def check_require_confirmation(
+        self, args: dict[str, Any], tool_context: ToolContext
+    ) -> bool:
+        if _declined(tool_context):
+            return False
+        return await super().check_require_confirmation(args, tool_context)
+
+    @override
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        if _declined(tool_context):
+            return refusal(self.name, tool_context.tool_confirmation)
+        return await super().run_async(args=args, tool_context=tool_context)
+
+
+def _declined(tool_context: ToolContext) -> bool:
+    confirmation = tool_context.tool_confirmation
+    return confirmation is not None and not confirmation.confirmed
 
 
 def default_adapter(tool: Tool) -> BaseTool:
@@ -109,9 +146,11 @@ def build_agent_tree(config: Config) -> LlmAgent:
     tool, unmatched ones included.
     """
     tools = validate_tools(config.tools)
-    model = resolve_model(config.model, api_base=config.api_base)
+    model = _model_for(config)
     if not config.multi_agent:
-        return _single_agent(tools, model, config)
+        agent = _single_agent(tools, model, config)
+        _attach_guards(agent, config, AgentNameResolver([]))
+        return agent
     topology = resolve_topology(config.topology)
     split = partition_tools(tools, topology)
 
@@ -157,7 +196,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
         unmatched=split.unmatched,
         max_delegation_rounds=config.max_delegation_rounds,
     )
-    return TroupeAgent(
+    root = TroupeAgent(
         name=ORCHESTRATOR_NAME,
         model=model,
         description="Routes each request to the right specialist.",
@@ -165,6 +204,57 @@ def build_agent_tree(config: Config) -> LlmAgent:
         tools=[],
         sub_agents=sub_agents,
     )
+    resolver = AgentNameResolver.for_topology(topology, [a.name for a in sub_agents])
+    _attach_guards(root, config, resolver)
+    return root
+
+
+def _model_for(config: Config) -> ModelLike:
+    return resolve_model(config.model, api_base=config.api_base)
+
+
+def _as_llm(model: ModelLike) -> BaseLlm:
+    if isinstance(model, BaseLlm):
+        return model
+    from google.adk.models.registry import LLMRegistry
+
+    return LLMRegistry.new_llm(model)
+
+
+def _recovery(config: Config, model: ModelLike) -> ModelRecovery | None:
+    """The model-error callback for retries and fallback, when either is on."""
+    fallback = None
+    if config.fallback_model is not None:
+        fallback = _as_llm(resolve_model(config.fallback_model, api_base=config.api_base))
+    if config.model_retries <= 0 and fallback is None:
+        return None
+    policy = RetryPolicy(
+        retries=max(0, config.model_retries), base_delay=config.retry_base_delay, fallback=fallback
+    )
+    return ModelRecovery(_as_llm(model), policy)
+
+
+def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolver) -> None:
+    settings = GuardSettings(
+        transfer_repair=config.transfer_repair,
+        enforce_limits=config.guards,
+        max_delegation_rounds=effective_rounds(config.max_delegation_rounds),
+        max_model_calls=config.max_model_calls,
+        max_repeated_calls=config.max_repeated_calls,
+        trim_transfer_list=config.guards,
+    )
+    guards = Guards(settings, resolver=resolver, root_name=root.name)
+    root._troupe_guards = guards
+    recovery = _recovery(config, root.model)
+    agents: list[BaseAgent] = [root, *root.sub_agents]
+    for agent in agents:
+        if isinstance(agent, TroupeAgent):
+            if recovery is not None:
+                agent.on_model_error_callback = recovery
+            agent.before_model_callback = guards.before_model
+            agent.after_model_callback = guards.after_model
+            agent.before_tool_callback = guards.before_tool
+            agent.after_tool_callback = guards.after_tool
 
 
 def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> None:
@@ -183,7 +273,7 @@ def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> No
         taken.add(agent.name)
 
 
-def _single_agent(tools: Sequence[Tool], model: ModelLike, config: Config) -> LlmAgent:
+def _single_agent(tools: Sequence[Tool], model: ModelLike, config: Config) -> TroupeAgent:
     from .routing.instructions import DEFAULT_SYSTEM_PROMPT
 
     base = (config.system_prompt or DEFAULT_SYSTEM_PROMPT).strip()

@@ -6,9 +6,11 @@ import asyncio
 import contextlib
 import os
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from ..tools import Tool
+from .shell_policy import DEFAULT_DENY_COMMANDS, compile_deny_list, denied_by, needs_approval
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
 
 MAX_READ_BYTES = 200_000
@@ -28,8 +30,14 @@ def operator_tools(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_output_chars: int = MAX_OUTPUT_CHARS,
+    deny_commands: Sequence[str] | None = None,
 ) -> list[Tool]:
-    """fs_read, fs_list, fs_write and exec_shell bound to ``workspace``."""
+    """fs_read, fs_list, fs_write and exec_shell bound to ``workspace``.
+
+    ``deny_commands`` are regular expressions for commands exec_shell refuses
+    before anyone is asked (default: :data:`DEFAULT_DENY_COMMANDS`).
+    """
+    deny_list = compile_deny_list(DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands)
 
     def fs_read(path: str) -> dict[str, Any]:
         """Read a text file inside the workspace and return its contents."""
@@ -79,6 +87,12 @@ def operator_tools(
         """Run a shell command in the workspace and return its exit code and output."""
         if not isinstance(command, str) or not command.strip():
             return tool_error("the command is empty", "a shell command such as 'ls -la'")
+        if (rule := denied_by(command, deny_list)) is not None:
+            return tool_error(
+                f"refused: {command!r} is on the deny list (pattern {rule!r}) and is never run",
+                "a command that does not wipe, format or power off the machine",
+                command=command,
+            )
         try:
             shlex.split(command)
         except ValueError as exc:
@@ -111,7 +125,15 @@ def operator_tools(
             "truncated": out_cut or err_cut,
         }
 
-    return [Tool.from_function(f) for f in (fs_read, fs_list, fs_write, exec_shell)]
+    def shell_needs_approval(command: str = "", **_: Any) -> bool:
+        return needs_approval(command, workspace_root=workspace.root, deny_list=deny_list)
+
+    return [
+        Tool.from_function(fs_read),
+        Tool.from_function(fs_list),
+        Tool.from_function(fs_write, dangerous=True),
+        Tool.from_function(exec_shell, dangerous=shell_needs_approval),
+    ]
 
 
 def _kill_group(pid: int) -> None:

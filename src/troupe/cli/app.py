@@ -64,6 +64,9 @@ def tree(
     workspace: WorkspaceOpt = None,
     topology: TopologyOpt = None,
     single_agent: SingleOpt = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Also fetch each remote agent's A2A card.")
+    ] = False,
 ) -> None:
     """Show the agent tree: each agent's tools and capabilities, and unmatched tools."""
     from ..models.resolve import model_label
@@ -92,6 +95,17 @@ def tree(
 
     label = model_label(getattr(root, "model", "") or "")
     console.print(agent_tree(root, unmatched=unmatched, model_label=label))
+    if check:
+        from .remote import report_remote_agents
+
+        if not report_remote_agents(console, root.sub_agents):
+            raise typer.Exit(code=1)
+    from ..builtins.browser_session import browser_unavailable_reason
+
+    if (no_browser := browser_unavailable_reason()) is not None:
+        from rich.markup import escape
+
+        console.print(f"[yellow]navigator tools not registered:[/] {escape(no_browser)}")
 
 
 @app.command()
@@ -134,6 +148,14 @@ def chat(
     single_agent: SingleOpt = False,
     data_dir: DataDirOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
+    approve: Annotated[
+        str | None,
+        typer.Option(
+            "--approve",
+            help="Tools that need approval: ask, auto or deny "
+            "(default: ask on a terminal, deny otherwise).",
+        ),
+    ] = None,
 ) -> None:
     """Chat with the team: one message, or an interactive session."""
     from .session import ChatSession
@@ -151,12 +173,13 @@ def chat(
             persist=message is None or session is not None,
             json_output=json_output,
             console=console,
+            approve=approve,
         )
     except TroupeError as exc:
         raise _fail(exc) from None
     try:
         if message is not None:
-            ok = asyncio.run(chat_session.send(message))
+            ok = asyncio.run(chat_session.send_once(message))
             raise typer.Exit(code=0 if ok else 1)
         asyncio.run(chat_session.repl())
     except TroupeError as exc:
@@ -186,6 +209,17 @@ def version() -> None:
     from .. import __version__
 
     console.print(f"troupe {__version__} (google-adk {adk_version.__version__})")
+
+
+def _register_commands() -> None:
+    from . import serve as serve_command
+    from . import sessions as sessions_command
+
+    serve_command.register(app)
+    sessions_command.register(app)
+
+
+_register_commands()
 
 
 def main() -> None:

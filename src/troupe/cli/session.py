@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import TroupeError
 from ..models.resolve import model_label
+from ..runtime.approvals import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    default_policy,
+    is_approval_plumbing,
+    parse_policy,
+    run_with_approvals,
+)
 from ..runtime.assistant import Assistant
 from ..runtime.events import Step, steps
 from ..settings import load_settings
@@ -17,6 +29,7 @@ from ..tree import build_agent_tree
 from .render import path_summary, render_step
 
 EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
+YES_WORDS = {"y", "yes"}
 
 
 @dataclass
@@ -28,6 +41,8 @@ class ChatSession:
     console: Console
     json_output: bool
     label: str
+    approvals: ApprovalPolicy = "deny"
+    """ask, auto or deny: how tool calls that need approval are answered."""
 
     @classmethod
     def open(
@@ -43,7 +58,13 @@ class ChatSession:
         persist: bool,
         json_output: bool,
         console: Console,
+        approve: str | None = None,
     ) -> ChatSession:
+        policy = (
+            parse_policy(approve)
+            if approve is not None
+            else default_policy(interactive=sys.stdin.isatty())
+        )
         settings = load_settings(
             config_path=config_path,
             model=model,
@@ -55,19 +76,27 @@ class ChatSession:
         root = build_agent_tree(settings.config)
         service = None
         if persist:
-            from google.adk.sessions.sqlite_session_service import SqliteSessionService
+            from ..sessions import open_session_store
 
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
-            service = SqliteSessionService(str(settings.data_dir / "sessions.db"))
+            service = open_session_store(settings.session_store)
         assistant = Assistant(root, service)
         label = model_label(getattr(root, "model", "") or "")
-        return cls(assistant, session_id, console, json_output, label)
+        return cls(assistant, session_id, console, json_output, label, policy)
 
     async def send(self, text: str) -> bool:
         """Send one message, printing each step; False when the turn failed."""
         done: list[Step] = []
         try:
-            async for event in self.assistant.run(self.session_id, text):
+            async for event in run_with_approvals(
+                self.assistant,
+                self.session_id,
+                text,
+                policy=self.approvals,
+                ask=self._ask,
+                on_decision=self._show_decision,
+            ):
+                if is_approval_plumbing(event):
+                    continue
                 for step in steps(event):
                     done.append(step)
                     if self.json_output:
@@ -113,4 +142,44 @@ class ChatSession:
             if text in EXIT_WORDS:
                 break
             await self.send(text)
+        await self.close()
         self.console.print(f"[dim]resume with: troupe chat --session {self.session_id}[/]")
+
+    async def send_once(self, text: str) -> bool:
+        """Send one message, then release what the session holds (the browser)."""
+        try:
+            return await self.send(text)
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        """Close the browser the navigator tools may have started."""
+        from ..builtins.browser_session import close_shared_browser
+
+        await close_shared_browser()
+
+    async def _ask(self, request: ApprovalRequest) -> bool:
+        # The question goes to stderr with --json so stdout stays one JSON object a line.
+        out = Console(stderr=True, highlight=False) if self.json_output else self.console
+        out.print(
+            f"[bold]{escape(request.agent)}[/] wants to run [yellow]{escape(request.tool)}[/]"
+        )
+        for key, value in request.args.items():
+            shown = json.dumps(value, ensure_ascii=False)
+            out.print(f"  [dim]{escape(key)}[/] = {escape(shown)}")
+        answer = await asyncio.to_thread(out.input, "[bold]allow?[/] [y/N] ")
+        return answer.strip().lower() in YES_WORDS
+
+    def _show_decision(self, request: ApprovalRequest, decision: ApprovalDecision) -> None:
+        if self.json_output:
+            text = json.dumps(
+                {"approved": decision.approved, "reason": decision.reason}, ensure_ascii=False
+            )
+            record = {"author": request.agent, "kind": "approval", "name": request.tool}
+            print(json.dumps({**record, "text": text}, ensure_ascii=False), flush=True)
+        elif decision.approved:
+            self.console.print(f"  [green]✓ {escape(request.tool)} approved[/]")
+        else:
+            self.console.print(
+                f"  [red]✗ {escape(request.tool)} not run:[/] [dim]{escape(decision.reason)}[/]"
+            )

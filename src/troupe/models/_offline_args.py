@@ -8,8 +8,12 @@ from typing import Any
 _URL = re.compile(r"https?://[^\s'\"`<>)]+")
 _BACKTICK = re.compile(r"`([^`]+)`")
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
+# A file with an extension, a path from /, ./, ../ or ~/, or a directory
+# written with a trailing slash ("docs/", "src/troupe/").
 _PATH = re.compile(
-    r"(?<![\w/.])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}|(?:\.{1,2}|~)?/[\w./-]*)"
+    r"(?<![\w/.])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}"
+    r"|(?:\.{1,2}|~)?/[\w./-]*"
+    r"|[\w.-]+(?:/[\w.-]+)*/(?![\w-]|\.[\w./]))"
 )
 _NUMBER = re.compile(r"\b\d+\b")
 

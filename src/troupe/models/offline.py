@@ -55,6 +55,14 @@ _GREETINGS = (
 _AGENT_BLOCK = re.compile(r"^### (\S+)\n(.*?)(?=^### |^## |\Z)", re.M | re.S)
 _TEAM_LINE = re.compile(r"^- (\w+): (.*?)(?: \(keywords: (.*)\))?$", re.M)
 _SPLIT_STEPS = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|\.\s+)\s*", re.I)
+# "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
+# URL ("https://") does not.
+_GOAL_COLON = re.compile(r":(?!//)\s*")
+_PLAN_LEAD = re.compile(
+    r"^(?:please\s+)?(?:make\s+a\s+|write\s+a\s+)?plan\b(?:\s+(?:the|some))?"
+    r"(?:\s+steps)?(?:\s+(?:to|for|how\s+to))?\s+",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,55 @@ def _last_function_responses(request: LlmRequest) -> list[types.FunctionResponse
         return []
     last = request.contents[-1]
     return [p.function_response for p in last.parts or [] if p.function_response]
+
+
+_DELEGATE_TO = re.compile(r"Delegate the user's previous request to (\w+)\.")
+_DECLINED = re.compile(r"(\w+) already declined|Do not delegate it to ([\w, ]+)\.")
+_RELAYED_RESULT = re.compile(
+    r"`(\w+)` tool returned result:\n<<<BEGIN_QUOTED_AGENT_CONTENT>>>\n(.*?)\n<<<END_QUOTED", re.S
+)
+
+
+def _user_texts(request: LlmRequest) -> list[str]:
+    return [
+        part.text
+        for content in request.contents
+        if content.role == "user"
+        for part in content.parts or []
+        if part.text
+    ]
+
+
+def _latest_note(request: LlmRequest) -> str | None:
+    """The newest user-role text when it is a troupe system note."""
+    for text in reversed(_user_texts(request)):
+        if not _is_user_request(text):
+            continue
+        return text if text.startswith(_SYSTEM_PREFIX) else None
+    return None
+
+
+def _excluded_agents(request: LlmRequest) -> set[str]:
+    """Agents a note or a failed transfer said not to use again."""
+    texts = [t for t in _user_texts(request) if t.startswith(_SYSTEM_PREFIX)][-1:]
+    for response in _last_function_responses(request):
+        texts.append(str((response.response or {}).get("error", "")))
+    excluded: set[str] = set()
+    for text in texts:
+        for match in _DECLINED.finditer(text):
+            names = match.group(1) or match.group(2) or ""
+            excluded.update(n.strip() for n in names.split(",") if n.strip())
+    return excluded
+
+
+def _last_result_in_history(request: LlmRequest) -> str:
+    found = None
+    for text in _user_texts(request):
+        for match in _RELAYED_RESULT.finditer(text):
+            found = match
+    if found is None:
+        return "No result was produced for this request."
+    return f"Result of {found.group(1)}:\n{found.group(2).strip()}"
 
 
 def _parse_routes(system: str) -> list[_Route]:
@@ -232,6 +289,15 @@ def _summarize(value: Any, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
 
 
+def _name_hits(request_stems: set[str], name_stems: set[str]) -> int:
+    """Request words that are a tool-name word or extend one ('execute' -> exec)."""
+    return sum(
+        1
+        for word in request_stems
+        if word in name_stems or any(len(n) >= 4 and word.startswith(n) for n in name_stems)
+    )
+
+
 class OfflineModel(BaseLlm):
     """Deterministic rule-based model; see the module docstring."""
 
@@ -260,18 +326,35 @@ class OfflineModel(BaseLlm):
         text = latest_request(request)
         decls = {d.name: d for d in _declarations(request) if d.name}
         results = _last_function_responses(request)
-        if results:
+        failed_transfer = bool(results) and all(r.name == TRANSFER_TOOL for r in results)
+        if results and not failed_transfer:
             return [types.Part(text=self._report(results))]
         routes = _parse_routes(system)
         if routes and TRANSFER_TOOL in decls:
-            return self._orchestrate(text, routes)
+            return self._orchestrate(text, routes, request)
         tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
         if tools:
             return self._act(text, tools, system)
         return [types.Part(text=self._reason(text, system))]
 
-    def _orchestrate(self, text: str, routes: list[_Route]) -> list[types.Part]:
-        route = best_route(text, routes)
+    def _orchestrate(
+        self, text: str, routes: list[_Route], request: LlmRequest
+    ) -> list[types.Part]:
+        note = _latest_note(request)
+        if note and (match := _DELEGATE_TO.search(note)):
+            call = types.FunctionCall(name=TRANSFER_TOOL, args={"agent_name": match.group(1)})
+            return [types.Part(function_call=call)]
+        if note and "answer the user directly" in note:
+            return [
+                types.Part(
+                    text="I could not complete this request: the agents whose "
+                    "roles fit it declined it. (offline rule-based model)"
+                )
+            ]
+        if note and "Report the result" in note:
+            return [types.Part(text=_last_result_in_history(request))]
+        excluded = _excluded_agents(request)
+        route = best_route(text, [r for r in routes if r.name not in excluded])
         if route is None:
             if _is_greeting(text):
                 return [
@@ -300,7 +383,7 @@ class OfflineModel(BaseLlm):
         for name, decl in tools.items():
             name_stems = stems(name.replace("_", " "))
             desc_stems = stems(decl.description or "")
-            score = 3 * len(request_stems & name_stems) + len(request_stems & desc_stems)
+            score = 3 * _name_hits(request_stems, name_stems) + len(request_stems & desc_stems)
             if score > best_score:
                 best_name, best_score = name, score
         if best_name is None:
@@ -325,7 +408,8 @@ class OfflineModel(BaseLlm):
         team = _parse_team(system)
         if not team:
             return f"(offline model) I have no tools for this request: {text}"
-        goal = text.split(":", 1)[1] if ":" in text else text
+        parts = _GOAL_COLON.split(text, maxsplit=1)
+        goal = parts[1] if len(parts) == 2 and parts[1].strip() else _PLAN_LEAD.sub("", text)
         steps = [s.strip() for s in _SPLIT_STEPS.split(goal) if s.strip()]
         if len(steps) == 1:
             steps = [s.strip() for s in re.split(r",?\s+and\s+", goal) if s.strip()]

@@ -46,6 +46,9 @@ def _adk_native(name: str, api_base: str | None) -> ModelLike:
 
 
 def _litellm(name: str, api_base: str | None) -> ModelLike:
+    # Without this LiteLLM downloads its model price list on import, a network
+    # call (and a delay when offline) that resolving a name should not make.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import litellm
         from google.adk.models.lite_llm import LiteLlm
@@ -54,8 +57,9 @@ def _litellm(name: str, api_base: str | None) -> ModelLike:
     provider = name.split("/", 1)[0]
     if provider not in litellm.provider_list:
         raise ConfigError(
-            f"Unknown LiteLLM provider {provider!r} in model {name!r}. Use one of "
-            "openai/, anthropic/, ollama_chat/, gemini/ ... (any LiteLLM provider)."
+            f"Unknown LiteLLM provider {provider!r} in model {name!r}. Accepted: "
+            f"{accepted_models()}; any provider LiteLLM knows may come before the "
+            "slash (openai/, anthropic/, ollama_chat/, gemini/ ...)."
         )
     kwargs = {"api_base": api_base} if api_base else {}
     return LiteLlm(model=name, **kwargs)

@@ -1,4 +1,15 @@
-"""The :class:`Assistant`: ADK's Runner plus troupe's recovery from bad transfers."""
+"""The :class:`Assistant`: ADK's Runner plus troupe's recovery around each turn.
+
+Around every user message it
+
+* retries once with a correction when the model names an agent that does not
+  exist (the specified behaviour; with transfer repair on, this is rare);
+* re-routes a task a specialist rejected with ``[REJECT]``, without showing
+  the refusal, never back to an agent that refused, and answers directly
+  after two refusals;
+* nudges a turn that ended without any user-visible text once, then falls
+  back to the last tool result with a note.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +25,15 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from ..errors import UnknownAgentError
+from ..routing.instructions import REJECT_MARKER
+from .guards import Guards, TurnRecord
 
 logger = logging.getLogger("troupe.runtime")
 
 DEFAULT_APP_NAME = "troupe"
 DEFAULT_USER_ID = "user"
+NOTE_AUTHOR = "troupe"
+MAX_REJECTIONS = 2
 
 # ADK 2.13, older ADK Python releases, and the Go release, in that order.
 _UNKNOWN_AGENT_PATTERNS = (
@@ -46,12 +61,54 @@ def correction_message(bad_name: str, valid_names: Sequence[str]) -> str:
     )
 
 
+def reroute_message(refused_by: str, target: str | None, refused: Sequence[str]) -> str:
+    """Asks the orchestrator to send a rejected task elsewhere."""
+    avoid = ", ".join(refused)
+    if target:
+        return (
+            f"[System: {refused_by} declined the user's request because it needs {target}. "
+            f"Delegate the user's previous request to {target}. Do not delegate it to {avoid}.]"
+        )
+    return (
+        f"[System: {refused_by} declined the user's request. Delegate the user's previous "
+        f"request to the best other agent. Do not delegate it to {avoid}.]"
+    )
+
+
+def answer_directly_message(refused: Sequence[str]) -> str:
+    """Tells the orchestrator to stop delegating after repeated refusals."""
+    return (
+        f"[System: {', '.join(refused)} declined the user's previous request. Do not delegate "
+        "again: answer the user directly and say what could not be done.]"
+    )
+
+
+NUDGE_MESSAGE = (
+    "[System: The last step produced no answer for the user. Report the result of the "
+    "work done so far to the user now, in plain words, without delegating.]"
+)
+
+
 def visible_text(event: Event) -> str:
     """The user-visible text of an event: model text, no thoughts, no partials."""
     if event.partial or event.author == "user" or not event.content:
         return ""
     return "".join(
         part.text for part in event.content.parts or [] if part.text and not part.thought
+    )
+
+
+def is_rejection(text: str) -> bool:
+    """True for a specialist's ``[REJECT] ...`` refusal."""
+    return text.lstrip().startswith(REJECT_MARKER)
+
+
+def note_event(text: str, invocation_id: str = "") -> Event:
+    """An event troupe adds itself (not from a model), e.g. a fallback answer."""
+    return Event(
+        author=NOTE_AUTHOR,
+        invocation_id=invocation_id or "troupe-note",
+        content=types.Content(role="model", parts=[types.Part(text=text)]),
     )
 
 
@@ -76,11 +133,18 @@ class Assistant:
             session_service=self.session_service,
             auto_create_session=False,
         )
+        self.last_turn: TurnRecord | None = None
+        """What the guards recorded for the most recent turn."""
 
     @property
     def agent_names(self) -> list[str]:
         """Names of the agents a transfer may target (the root's sub-agents)."""
         return [agent.name for agent in self.root_agent.sub_agents]
+
+    @property
+    def guards(self) -> Guards | None:
+        """The tree's guards, when the tree was built by troupe."""
+        return getattr(self.root_agent, "troupe_guards", None)
 
     async def ensure_session(self, session_id: str) -> None:
         """Create the session if it does not exist yet."""
@@ -99,14 +163,8 @@ class Assistant:
         ):
             yield event
 
-    async def run(self, session_id: str, text: str) -> AsyncGenerator[Event, None]:
-        """Send ``text`` and yield ADK events as they happen.
-
-        When the model transfers to an agent that does not exist, a correction
-        naming the valid agents is sent in the same session and the turn is
-        retried once; a second failure raises :class:`UnknownAgentError`.
-        """
-        await self.ensure_session(session_id)
+    async def _run_with_retry(self, session_id: str, text: str) -> AsyncGenerator[Event, None]:
+        """One run; on an unknown agent, one more run after a correction message."""
         try:
             async for event in self._run_once(session_id, text):
                 yield event
@@ -116,9 +174,7 @@ class Assistant:
             if bad is None:
                 raise
         valid = self.agent_names
-        logger.warning(
-            "Model transferred to unknown agent %r; retrying once with a correction.", bad
-        )
+        logger.warning("Model transferred to unknown agent %r; retrying once.", bad)
         try:
             async for event in self._run_once(session_id, correction_message(bad, valid)):
                 yield event
@@ -127,6 +183,69 @@ class Assistant:
             if again is None:
                 raise
             raise UnknownAgentError(again, valid) from exc
+
+    async def run(self, session_id: str, text: str) -> AsyncGenerator[Event, None]:
+        """Send ``text`` and yield ADK events as they happen.
+
+        When the model transfers to an agent that does not exist, a correction
+        naming the valid agents is sent in the same session and the turn is
+        retried once; a second failure raises :class:`UnknownAgentError`.
+        With guards on, rejections are re-routed and empty turns nudged.
+        """
+        await self.ensure_session(session_id)
+        guards = self.guards
+        recovering = guards is not None and guards.settings.enforce_limits
+        turn = guards.begin_turn(session_id) if guards is not None else None
+        try:
+            message: str | None = text
+            answered = False
+            nudged = False
+            while message is not None:
+                pending = message
+                message = None
+                rejected_now = False
+                async for event in self._run_with_retry(session_id, pending):
+                    shown = visible_text(event)
+                    if recovering and shown and is_rejection(shown):
+                        logger.info("%s rejected the task: %s", event.author, shown.strip())
+                        rejected_now = True
+                        continue
+                    if shown:
+                        answered = True
+                    yield event
+                if not recovering or turn is None:
+                    break
+                if turn.stop_reason is not None:
+                    break
+                if rejected_now and not answered:
+                    message = self._after_rejection(turn)
+                elif not answered and not nudged:
+                    nudged = True
+                    message = NUDGE_MESSAGE
+            if recovering and turn is not None and not answered:
+                yield note_event(self._fallback_text(turn))
+        finally:
+            if guards is not None:
+                self.last_turn = guards.end_turn(session_id)
+
+    def _after_rejection(self, turn: TurnRecord) -> str:
+        refused = list(dict.fromkeys(turn.rejected_by))
+        if len(turn.rejected_by) >= MAX_REJECTIONS:
+            return answer_directly_message(refused)
+        target = turn.reject_targets[-1] if turn.reject_targets else None
+        if target not in self.agent_names or target in refused:
+            target = None
+        return reroute_message(turn.rejected_by[-1], target, refused)
+
+    @staticmethod
+    def _fallback_text(turn: TurnRecord) -> str:
+        if turn.last_result is not None:
+            tool, result = turn.last_result
+            return (
+                f"The agents finished without writing an answer. The last result, from "
+                f"{tool}, was: {result}"
+            )
+        return "No answer was produced for this message; please try rephrasing it."
 
     async def run_and_collect(self, session_id: str, text: str) -> str:
         """Send ``text`` and return the user-visible reply."""

@@ -45,14 +45,14 @@ def steps(event: Event) -> list[Step]:
     for part in event.content.parts or []:
         if part.function_call is not None:
             call = part.function_call
-            args = dict(call.args or {})
-            if call.name == TRANSFER_TOOL:
-                out.append(Step(event.author, "transfer", str(args.get("agent_name")), ""))
-            else:
-                out.append(Step(event.author, "tool_call", call.name, _dump(args)))
+            if call.name != TRANSFER_TOOL:
+                out.append(Step(event.author, "tool_call", call.name, _dump(dict(call.args or {}))))
         elif part.function_response is not None:
             resp = part.function_response
             if resp.name == TRANSFER_TOOL and not _is_error(resp.response):
+                # The target actually used: a repaired name differs from the call's.
+                target = event.actions.transfer_to_agent if event.actions else None
+                out.append(Step(event.author, "transfer", str(target), ""))
                 continue
             out.append(Step(event.author, "tool_result", resp.name, _dump(resp.response)))
         elif part.text and not part.thought:

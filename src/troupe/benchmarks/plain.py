@@ -1,0 +1,40 @@
+"""The same team built by hand on plain ADK, as a baseline for the benchmarks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.tools.function_tool import FunctionTool
+
+from ..tools import Tool
+from ..tree import build_agent_tree
+from ..config import Config
+
+
+def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
+    """Plain ``LlmAgent``s with troupe's names, instructions and tools, and nothing else:
+    no guards, no repair, ADK's default transfer rules (sub-agents may transfer back)."""
+    reference = build_agent_tree(Config(tools=tools, model=model, model_retries=0))
+    by_name = {t.name: t for t in tools}
+    subs = []
+    for agent in reference.sub_agents:
+        assert isinstance(agent, LlmAgent)
+        own = [by_name[getattr(t, "name", "")] for t in agent.tools]
+        subs.append(
+            LlmAgent(
+                name=agent.name,
+                model=model,
+                description=agent.description,
+                instruction=str(agent.instruction),
+                tools=[FunctionTool(t.func) for t in own],
+            )
+        )
+    return LlmAgent(
+        name=reference.name,
+        model=model,
+        description=reference.description,
+        instruction=str(reference.instruction),
+        sub_agents=subs,
+    )

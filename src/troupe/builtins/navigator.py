@@ -1,0 +1,291 @@
+"""Navigator tools: open, read, click, type into and photograph web pages.
+
+They drive a real headless Chromium (see :mod:`.browser_session`). Every
+tool returns a dict; failures come back as ``{"error", "accepted"}`` instead of
+raising. ``browser_type`` accepts ``{{secret:NAME}}`` references, replaced at
+call time through a secret lookup, and the plaintext is scrubbed from
+everything the tools return afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..tools import Tool
+from .browser_session import BrowserSession, BrowserUnavailableError, shared_browser
+from .workspace import PathOutsideWorkspace, Workspace, tool_error
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
+
+SecretLookup = Callable[[str], str | None]
+"""Returns the plaintext of the secret named by its argument, or None if unknown."""
+
+SECRET_REFERENCE = re.compile(r"\{\{secret:([A-Za-z0-9_.-]+)\}\}")
+ALLOWED_SCHEMES = ("http", "https")
+MAX_TEXT_CHARS = 20_000
+MAX_LINKS = 200
+EXCERPT_CHARS = 1_500
+
+_LINKS_JS = """() => Array.from(document.querySelectorAll('a[href]')).map(a => ({
+  text: (a.innerText || a.getAttribute('aria-label') || a.title || '').replace(/\\s+/g, ' ').trim(),
+  url: a.href,
+}))"""
+
+
+def _page_text(raw: str) -> str:
+    lines = [" ".join(line.split()) for line in raw.splitlines()]
+    text = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _check_url(url: object) -> dict[str, Any] | None:
+    accepted = "an http:// or https:// URL such as https://example.com/"
+    if not isinstance(url, str) or not url.strip():
+        return tool_error("the URL is empty", accepted)
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ALLOWED_SCHEMES:
+        scheme = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
+        return tool_error(f"URL {url!r} has {scheme}; only http and https are opened", accepted)
+    if not parts.netloc:
+        return tool_error(f"URL {url!r} has no host", accepted)
+    return None
+
+
+def _short_error(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+async def _first_match(candidates: list[Locator]) -> Locator | None:
+    for locator in candidates:
+        try:
+            if await locator.count() > 0:
+                return locator.first
+        except Exception:  # an invalid selector for this strategy; try the next one
+            continue
+    return None
+
+
+def navigator_tools(
+    workspace: Workspace,
+    *,
+    browser: BrowserSession | None = None,
+    secret_lookup: SecretLookup | None = None,
+    max_text_chars: int = MAX_TEXT_CHARS,
+    max_links: int = MAX_LINKS,
+) -> list[Tool]:
+    """browser_navigate, browser_extract, browser_click, browser_type and browser_screenshot.
+
+    ``browser`` defaults to the process-wide :func:`shared_browser`;
+    ``secret_lookup`` resolves ``{{secret:NAME}}`` in ``browser_type`` (without
+    one, a secret reference is refused with an error).
+    """
+    session = browser if browser is not None else shared_browser()
+    revealed: dict[str, str] = {}  # plaintext -> reference, to scrub from outputs
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for plain, ref in revealed.items():
+                value = value.replace(plain, ref)
+            return value
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    def open_page() -> Page | dict[str, Any]:
+        page = session.current_page
+        if page is None:
+            return tool_error("no page is open yet", "call browser_navigate with a URL first")
+        return page
+
+    async def summary(page: Page, *, excerpt: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"url": page.url, "title": await page.title()}
+        if excerpt:
+            text = _page_text(await page.inner_text("body"))
+            out["text"] = text[:EXCERPT_CHARS]
+            out["truncated"] = len(text) > EXCERPT_CHARS
+        return out
+
+    async def settle(page: Page) -> None:
+        with contextlib.suppress(Exception):  # a slow page: report what has loaded so far
+            await page.wait_for_load_state("load")
+
+    async def browser_navigate(url: str) -> dict[str, Any]:
+        """Open a web page (http or https URL) and return its title and the start of its text."""
+        if problem := _check_url(url):
+            return problem
+        try:
+            page = await session.page()
+        except BrowserUnavailableError as exc:
+            return tool_error(str(exc), "a machine with Playwright and Chromium")
+        try:
+            response = await page.goto(url.strip(), wait_until="load")
+        except Exception as exc:
+            return tool_error(
+                f"could not open {url!r}: {_short_error(exc)}", "a reachable http(s) URL", url=url
+            )
+        out = await summary(page)
+        status = response.status if response is not None else None
+        out["status"] = status
+        if status is not None and status >= 400:
+            out["error"] = f"the server answered HTTP {status} for {url!r}"
+            out["accepted"] = "a URL the server can serve"
+        return scrub(out)
+
+    async def browser_extract() -> dict[str, Any]:
+        """Return the readable text and the links of the page that is open now."""
+        page = open_page()
+        if isinstance(page, dict):
+            return page
+        text = _page_text(await page.inner_text("body"))
+        links: list[dict[str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        for link in await page.evaluate(_LINKS_JS):
+            key = (link["text"], link["url"])
+            if link["url"].startswith("javascript:") or key in seen:
+                continue
+            seen.add(key)
+            links.append({"text": link["text"], "url": link["url"]})
+        out = {
+            "url": page.url,
+            "title": await page.title(),
+            "text": text[:max_text_chars],
+            "links": links[:max_links],
+            "truncated": len(text) > max_text_chars or len(links) > max_links,
+        }
+        return scrub(out)
+
+    async def browser_click(target: str) -> dict[str, Any]:
+        """Click a link or button on the open page, named by its visible text or a CSS selector."""
+        if not isinstance(target, str) or not target.strip():
+            return tool_error(
+                "the click target is empty", "a link or button text, or a CSS selector"
+            )
+        page = open_page()
+        if isinstance(page, dict):
+            return page
+        name = target.strip()
+        locator = await _first_match(
+            [
+                page.locator(name),
+                page.get_by_role("link", name=name),
+                page.get_by_role("button", name=name),
+                page.get_by_text(name),
+            ]
+        )
+        if locator is None:
+            return tool_error(
+                f"nothing on {page.url!r} matches {name!r}",
+                "the visible text of a link or button on the page, or a CSS selector",
+            )
+        tabs_before = len(page.context.pages)
+        try:
+            await locator.click()
+        except Exception as exc:
+            return tool_error(f"could not click {name!r}: {_short_error(exc)}", "a visible element")
+        if len(page.context.pages) > tabs_before:
+            session.follow_new_tab()
+            page = session.current_page or page
+        await settle(page)
+        return scrub({"clicked": name, **await summary(page)})
+
+    async def browser_type(selector: str, text: str, submit: bool = False) -> dict[str, Any]:
+        """Type text into a form field (CSS selector, label or placeholder); submit presses Enter.
+
+        Write {{secret:NAME}} to type a stored secret without ever seeing it.
+        """
+        if not isinstance(selector, str) or not selector.strip():
+            return tool_error("the field is empty", "a CSS selector, label or placeholder")
+        if not isinstance(text, str):
+            return tool_error("text must be a string", "the text to type")
+        value = text
+        refs = SECRET_REFERENCE.findall(text)
+        if refs:
+            if secret_lookup is None:
+                return tool_error(
+                    "secret references need the vault, which is not configured",
+                    "plain text, or store the secret with secrets_set first",
+                )
+            for ref in dict.fromkeys(refs):
+                try:
+                    plain = secret_lookup(ref)
+                except Exception as exc:
+                    return tool_error(f"cannot read secret {ref!r}: {exc}", "a stored secret")
+                if plain is None:
+                    return tool_error(f"no secret named {ref!r}", "the name of a stored secret")
+                value = value.replace("{{secret:" + ref + "}}", plain)
+                if plain:
+                    revealed[plain] = "{{secret:" + ref + "}}"
+        page = open_page()
+        if isinstance(page, dict):
+            return page
+        name = selector.strip()
+        locator = await _first_match(
+            [
+                page.locator(name),
+                page.get_by_label(name),
+                page.get_by_placeholder(name),
+                page.get_by_role("textbox", name=name),
+            ]
+        )
+        if locator is None:
+            return tool_error(
+                f"no form field on {page.url!r} matches {name!r}",
+                "a CSS selector, label or placeholder of an input on the page",
+            )
+        try:
+            await locator.fill(value)
+            if submit:
+                await locator.press("Enter")
+        except Exception as exc:
+            return scrub(
+                tool_error(f"could not type into {name!r}: {_short_error(exc)}", "a text field")
+            )
+        out: dict[str, Any] = {"typed_into": name, "characters": len(value), "submitted": submit}
+        if submit:
+            await settle(page)
+            out.update(await summary(page))
+        else:
+            out["url"] = page.url
+        return scrub(out)
+
+    async def browser_screenshot(
+        path: str = "screenshot.png", full_page: bool = False
+    ) -> dict[str, Any]:
+        """Save a PNG screenshot of the open page to a path inside the workspace."""
+        try:
+            target = workspace.resolve(path)
+        except PathOutsideWorkspace as exc:
+            return tool_error(f"refused: {exc}", "a .png path inside the workspace")
+        if target.suffix.lower() != ".png":
+            return tool_error(f"{path!r} does not end in .png", "a .png path inside the workspace")
+        if target.is_dir():
+            return tool_error(f"{path!r} is a directory", "a .png file path")
+        page = open_page()
+        if isinstance(page, dict):
+            return page
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            await page.screenshot(path=str(target), full_page=bool(full_page))
+        except Exception as exc:
+            return tool_error(f"the screenshot failed: {_short_error(exc)}", "an open page")
+        return {
+            "path": workspace.relative(target),
+            "bytes": target.stat().st_size,
+            "url": scrub(page.url),
+        }
+
+    return [
+        Tool.from_function(browser_navigate),
+        Tool.from_function(browser_extract),
+        Tool.from_function(browser_click),
+        Tool.from_function(browser_type, dangerous=True),
+        Tool.from_function(browser_screenshot),
+    ]

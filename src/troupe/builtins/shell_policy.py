@@ -1,0 +1,170 @@
+"""Which shell commands exec_shell refuses outright, and which need no approval.
+
+Two lists guard ``exec_shell``:
+
+* the **deny list**: regular expressions for commands that are refused
+  before anyone is asked (wiping the disk, formatting it, powering off, a
+  fork bomb). It is a guard rail against accidents, not a sandbox: a
+  determined command can always be spelled another way, which is why every
+  other command still goes through approval.
+* the **read-only allow list**: a few commands that only look (``uname``,
+  ``ls``, ``git status`` ...). Without shell operators, and with paths that
+  stay inside the workspace, they run without asking, so a non-interactive
+  ``troupe chat "run \\`uname -a\\`"`` works under the default ``deny`` policy.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import ConfigError
+
+DEFAULT_DENY_COMMANDS: tuple[str, ...] = (
+    # rm aimed at the root, everything under it, or the home directory.
+    r"^rm\s(?:.*\s)?(?:/|/\*|~/?|\$HOME/?|\$\{HOME\}/?)(?:\s|$)",
+    r"^(?:chmod|chown)\s+(?:.*\s)?-[a-zA-Z]*R[a-zA-Z]*\s+(?:.*\s)?/(?:\s|$)",
+    r"^mkfs(?:\.\w+)?(?:\s|$)",
+    r"^(?:wipefs|fdisk|sfdisk|parted|mkswap)(?:\s|$)",
+    r"^(?:shutdown|reboot|halt|poweroff)(?:\s|$)",
+    r"^systemctl\s+(?:.*\s)?(?:poweroff|reboot|halt|kexec)(?:\s|$)",
+    r"^(?:init|telinit)\s+[06](?:\s|$)",
+    # dd writing to a device, and redirections onto a disk.
+    r"^dd\s(?:.*\s)?of=/dev/",
+    r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)",
+    # The classic fork bomb, with or without spaces.
+    r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
+)
+"""Regular expressions searched in each simple command of a command line (and
+in the whole line); ``^`` anchors at the command's first word after ``sudo``,
+``env`` and similar prefixes."""
+
+READ_ONLY_COMMANDS: frozenset[str] = frozenset(
+    {"uname", "ls", "pwd", "whoami", "date", "cat", "echo", "head", "tail", "wc"}
+)
+"""Commands that run without approval when they only look (see :func:`is_read_only`)."""
+READ_ONLY_GIT: frozenset[str] = frozenset({"status", "log", "diff"})
+"""``git`` subcommands that run without approval."""
+
+_SEGMENT_SPLIT = re.compile(r"\|\||&&|[;&|\n]|\$\(|`|\(|\)|\{|\}")
+_PREFIX = re.compile(
+    r"^(?:sudo(?:\s+-\S+)*|doas|nohup|time|exec|command|builtin|nice(?:\s+-n\s*-?\d+)?"
+    r"|env(?:\s+-\S+)*|\w+=\S*)\s+"
+)
+# Anything that chains, redirects, substitutes or escapes makes a command more
+# than a look, so it is never read-only.
+_SHELL_OPERATORS = set(";&|<>`$()\\\n{}")
+_WRITING_OPTIONS = ("--output", "-o", "--ext-diff", "--exec", "-s", "--set", "-f", "--follow")
+
+
+def compile_deny_list(patterns: Sequence[str]) -> list[re.Pattern[str]]:
+    """Compile deny-list patterns; a bad one raises ConfigError naming it."""
+    if isinstance(patterns, str):
+        raise ConfigError(
+            f"deny_commands must be a list of regular expressions, not the string {patterns!r}; "
+            "wrap it in a list."
+        )
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except (re.error, TypeError) as exc:
+            raise ConfigError(
+                f"deny_commands entry {pattern!r} is not a valid regular expression ({exc}); "
+                r"fix it, e.g. '^mkfs(\s|$)'."
+            ) from None
+    return compiled
+
+
+def simple_commands(command: str) -> list[str]:
+    """The simple commands of a command line, without sudo/env-style prefixes."""
+    out = []
+    for raw in _SEGMENT_SPLIT.split(command):
+        segment = " ".join(raw.split())
+        while True:
+            stripped = _PREFIX.sub("", segment, count=1)
+            if stripped == segment:
+                break
+            segment = stripped
+        if segment.startswith("\\"):
+            segment = segment[1:]
+        first, _, rest = segment.partition(" ")
+        if "/" in first:
+            # /bin/rm and ./rm name the same command as rm.
+            first = first.rsplit("/", 1)[1]
+        segment = f"{first} {rest}".strip()
+        if segment:
+            out.append(segment)
+    return out
+
+
+def denied_by(command: str, deny_list: Sequence[re.Pattern[str]]) -> str | None:
+    """The deny-list pattern ``command`` matches, else None."""
+    line = " ".join(command.split())
+    parts = simple_commands(command)
+    for pattern in deny_list:
+        if pattern.search(line) or any(pattern.search(part) for part in parts):
+            return pattern.pattern
+    return None
+
+
+def _inside(arg: str, root: Path) -> bool:
+    candidate = Path(arg).expanduser()
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    resolved = candidate.resolve()
+    return resolved == root or root in resolved.parents
+
+
+def is_read_only(command: str, workspace_root: Path) -> bool:
+    """True when ``command`` is one allow-listed command that only looks.
+
+    It must use no shell operators, no secret references, no option that
+    writes or follows, and every path it names must lie inside the workspace.
+    """
+    if not isinstance(command, str) or "{{" in command:
+        return False
+    if any(ch in _SHELL_OPERATORS for ch in command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if not words:
+        return False
+    name, args = words[0], words[1:]
+    if name == "git":
+        if not args or args[0] not in READ_ONLY_GIT:
+            return False
+        args = args[1:]
+    elif name not in READ_ONLY_COMMANDS:
+        return False
+    for arg in args:
+        if arg.startswith("-"):
+            if arg.split("=", 1)[0] in _WRITING_OPTIONS:
+                return False
+            continue
+        if name in ("echo", "date"):
+            continue
+        if name == "git" and "/" not in arg and not Path(workspace_root, arg).exists():
+            continue  # a revision or range such as HEAD~3 or main..dev
+        if not _inside(arg, workspace_root):
+            return False
+    return True
+
+
+def needs_approval(
+    command: str, *, workspace_root: Path, deny_list: Sequence[re.Pattern[str]]
+) -> bool:
+    """Whether exec_shell must ask before running ``command``.
+
+    Deny-listed commands need no approval because exec_shell refuses them
+    itself, before anyone is asked; read-only commands need none either.
+    """
+    if not isinstance(command, str) or not command.strip():
+        return False  # exec_shell returns its own error for an empty command
+    if denied_by(command, deny_list) is not None:
+        return False
+    return not is_read_only(command, workspace_root)

@@ -1,0 +1,120 @@
+"""``troupe serve``: ADK's API server, web UI and A2A endpoint over troupe's tree."""
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``serve`` command to ``app``."""
+    from .app import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, WorkspaceOpt
+
+    @app.command()
+    def serve(
+        host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option("--port", "-p", help="Port to bind.")] = 8000,
+        web: Annotated[bool, typer.Option("--web", help="Also serve ADK's dev UI.")] = False,
+        a2a: Annotated[
+            bool, typer.Option("--a2a", help="Also expose the team as an A2A agent at /a2a.")
+        ] = False,
+        agent: Annotated[
+            str | None,
+            typer.Option("--agent", help="Serve only this specialist, e.g. operator."),
+        ] = None,
+        public_url: Annotated[
+            str | None,
+            typer.Option("--public-url", help="URL clients reach the server at (A2A card)."),
+        ] = None,
+        session_store: Annotated[
+            str | None,
+            typer.Option(
+                "--session-store",
+                help="sqlite:///..., postgresql+asyncpg://... (or TROUPE_SESSION_STORE).",
+            ),
+        ] = None,
+        config: ConfigOpt = None,
+        model: ModelOpt = None,
+        workspace: WorkspaceOpt = None,
+        topology: TopologyOpt = None,
+        data_dir: DataDirOpt = None,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
+    ) -> None:
+        """Serve the team over HTTP: ADK's REST API, /healthz and /readyz, optional A2A."""
+        run_server(
+            host=host,
+            port=port,
+            web=web,
+            a2a=a2a,
+            agent=agent,
+            public_url=public_url,
+            session_store=session_store,
+            config=config,
+            model=model,
+            workspace=workspace,
+            topology=topology,
+            data_dir=data_dir,
+            verbose=verbose,
+        )
+
+
+def run_server(
+    *,
+    host: str,
+    port: int,
+    web: bool,
+    a2a: bool,
+    agent: str | None,
+    public_url: str | None,
+    session_store: str | None,
+    config: Path | None,
+    model: str | None,
+    workspace: Path | None,
+    topology: str | None,
+    data_dir: Path | None,
+    verbose: bool,
+) -> None:
+    """Build the app from the settings and run it with uvicorn until interrupted."""
+    os.environ.setdefault("ADK_SUPPRESS_A2A_EXPERIMENTAL_FEATURE_WARNINGS", "1")
+    import uvicorn
+
+    from ..errors import TroupeError
+    from ..sessions import redact
+    from ..settings import load_settings
+    from .app import _fail, _quiet_logs, console
+
+    _quiet_logs(verbose)
+    try:
+        from ..server import ServeOptions, build_app
+
+        settings = load_settings(
+            config_path=config,
+            model=model,
+            workspace=workspace,
+            topology=topology,
+            data_dir=data_dir,
+            session_store=session_store,
+        )
+        options = ServeOptions(
+            host=host, port=port, web=web, a2a=a2a, agent=agent, public_url=public_url
+        )
+        api = build_app(settings, options)
+    except TroupeError as exc:
+        raise _fail(exc) from None
+    base = options.base_url
+    console.print(f"[bold]troupe[/] serving on [cyan]{base}[/] (app 'troupe')")
+    console.print(f"  sessions: {redact(settings.session_store)}")
+    console.print(f"  probes:   {base}/healthz  {base}/readyz")
+    if web:
+        console.print(f"  web UI:   {base}/dev-ui/")
+    if a2a:
+        console.print(f"  A2A card: {base}/a2a/.well-known/agent-card.json")
+    console.print(f"  auth:     {'bearer token required' if settings.auth_token else 'none'}")
+    uvicorn.run(
+        api,
+        host=host,
+        port=port,
+        log_level="info" if verbose else "warning",
+        access_log=verbose,
+    )

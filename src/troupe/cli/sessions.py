@@ -1,0 +1,230 @@
+"""``troupe sessions list|show|delete``: look into the session store."""
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from google.adk.sessions.base_session_service import BaseSessionService
+from google.adk.sessions.session import Session
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import ConfigError
+from ..runtime.assistant import DEFAULT_APP_NAME
+from ..sessions import Line, close_session_store, conversation, open_session_store
+
+T = TypeVar("T")
+
+sessions_app = typer.Typer(help="List, show and delete stored conversations.", no_args_is_help=True)
+
+UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user's sessions.")]
+StoreOpt = Annotated[
+    str | None,
+    typer.Option("--session-store", help="sqlite:///..., postgresql+asyncpg://..."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``sessions`` command group to ``app``."""
+    from .app import ConfigOpt, DataDirOpt
+
+    @sessions_app.command("list")
+    def list_(
+        user: UserOpt = None,
+        json_output: JsonOpt = False,
+        config: ConfigOpt = None,
+        data_dir: DataDirOpt = None,
+        session_store: StoreOpt = None,
+    ) -> None:
+        """List stored sessions, the most recently active last."""
+        found = _with_store(config, data_dir, session_store, lambda s: _list(s, user))
+        _print_list(found, json_output)
+
+    @sessions_app.command()
+    def show(
+        session_id: Annotated[str, typer.Argument(help="The session to print.")],
+        user: UserOpt = None,
+        json_output: JsonOpt = False,
+        config: ConfigOpt = None,
+        data_dir: DataDirOpt = None,
+        session_store: StoreOpt = None,
+    ) -> None:
+        """Print a conversation: who said what, transfers and tool calls."""
+        session = _with_store(config, data_dir, session_store, lambda s: _get(s, session_id, user))
+        _print_conversation(session, json_output)
+
+    @sessions_app.command()
+    def delete(
+        session_id: Annotated[str, typer.Argument(help="The session to delete.")],
+        user: UserOpt = None,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
+        ] = False,
+        config: ConfigOpt = None,
+        data_dir: DataDirOpt = None,
+        session_store: StoreOpt = None,
+    ) -> None:
+        """Delete a stored session (asks first unless --yes)."""
+
+        async def run(service: BaseSessionService) -> str:
+            session = await _get(service, session_id, user)
+            count = len(session.events)
+            if not yes and not typer.confirm(
+                f"Delete session {session.id!r} of user {session.user_id!r} ({count} events)?",
+                default=False,
+            ):
+                return "kept"
+            await service.delete_session(
+                app_name=DEFAULT_APP_NAME, user_id=session.user_id, session_id=session.id
+            )
+            return "deleted"
+
+        outcome = _with_store(config, data_dir, session_store, run)
+        _console().print(f"session {session_id} {outcome}")
+        if outcome == "kept":
+            raise typer.Exit(code=1)
+
+    app.add_typer(sessions_app, name="sessions")
+
+
+def _console() -> Console:
+    from .app import console
+
+    return console
+
+
+def _with_store(
+    config: Path | None,
+    data_dir: Path | None,
+    store: str | None,
+    action: Callable[[BaseSessionService], Awaitable[T]],
+) -> T:
+    from ..errors import TroupeError
+    from ..settings import load_settings
+    from .app import _fail, _quiet_logs
+
+    _quiet_logs(False)
+
+    async def run() -> T:
+        service = open_session_store(settings.session_store)
+        try:
+            return await action(service)
+        finally:
+            await close_session_store(service)
+
+    try:
+        settings = load_settings(config_path=config, data_dir=data_dir, session_store=store)
+        return asyncio.run(run())
+    except TroupeError as exc:
+        raise _fail(exc) from None
+
+
+async def _list(service: BaseSessionService, user: str | None) -> list[Session]:
+    listed = await service.list_sessions(app_name=DEFAULT_APP_NAME, user_id=user)
+    full = []
+    for item in listed.sessions:
+        session = await service.get_session(
+            app_name=DEFAULT_APP_NAME, user_id=item.user_id, session_id=item.id
+        )
+        full.append(session or item)
+    return full
+
+
+async def _get(service: BaseSessionService, session_id: str, user: str | None) -> Session:
+    if user is None:
+        owners = [
+            s.user_id
+            for s in (await service.list_sessions(app_name=DEFAULT_APP_NAME)).sessions
+            if s.id == session_id
+        ]
+        if len(owners) > 1:
+            raise ConfigError(
+                f"Session {session_id!r} exists for several users ({', '.join(owners)}); "
+                "pick one with --user."
+            )
+        user = owners[0] if owners else None
+    session = (
+        await service.get_session(app_name=DEFAULT_APP_NAME, user_id=user, session_id=session_id)
+        if user is not None
+        else None
+    )
+    if session is None:
+        raise ConfigError(
+            f"No session {session_id!r} in the store; `troupe sessions list` shows the ids."
+        )
+    return session
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _print_list(found: list[Session], json_output: bool) -> None:
+    if json_output:
+        for s in found:
+            print(
+                json.dumps(
+                    {
+                        "id": s.id,
+                        "user": s.user_id,
+                        "updated": s.last_update_time,
+                        "events": len(s.events),
+                    }
+                )
+            )
+        return
+    console = _console()
+    if not found:
+        console.print("no stored sessions")
+        return
+    table = Table("session", "user", "last active", "events", "first message")
+    for s in found:
+        lines = conversation(s.events)
+        first = next((line.text for line in lines if line.author == "user"), "")
+        table.add_row(
+            escape(s.id),
+            escape(s.user_id),
+            _when(s.last_update_time),
+            str(len(s.events)),
+            escape(first[:50]),
+        )
+    console.print(table)
+
+
+def _print_conversation(session: Session, json_output: bool) -> None:
+    lines = conversation(session.events)
+    if json_output:
+        for line in lines:
+            print(json.dumps(asdict(line), ensure_ascii=False))
+        return
+    console = _console()
+    console.print(
+        f"[bold]session[/] [cyan]{escape(session.id)}[/] · user {escape(session.user_id)} · "
+        f"{len(session.events)} events · last active {_when(session.last_update_time)}"
+    )
+    for line in lines:
+        _print_line(console, line)
+
+
+def _print_line(console: Console, line: Line) -> None:
+    who = f"[bold]{escape(line.author)}[/]"
+    if line.kind == "message":
+        console.print(f"[bold green]you[/]: {escape(line.text)}")
+    elif line.kind == "transfer":
+        console.print(f"{who} [dim]→ transfers to[/] [bold cyan]{escape(line.name or '')}[/]")
+    elif line.kind == "tool_call":
+        console.print(
+            f"{who} [dim]calls[/] [yellow]{escape(line.name or '')}[/]({escape(line.text)})"
+        )
+    elif line.kind == "tool_result":
+        text = " ".join(line.text.split())
+        console.print(f"  [dim]↳ {escape(line.name or '')}: {escape(text[:200])}[/]")
+    else:
+        console.print(f"{who}: {escape(line.text.strip())}")

@@ -1,0 +1,132 @@
+"""Retries with backoff on transient model errors, then an optional fallback model."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass
+
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+
+logger = logging.getLogger("troupe.models")
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+_RETRYABLE_NAMES = (
+    "RateLimit",
+    "ServiceUnavailable",
+    "InternalServer",
+    "Timeout",
+    "APIConnection",
+    "Overloaded",
+    "ServerError",
+)
+
+
+class TransientModelError(RuntimeError):
+    """A model failure worth retrying, such as HTTP 429 or 500."""
+
+    def __init__(self, status_code: int, message: str = "") -> None:
+        self.status_code = status_code
+        super().__init__(message or f"model endpoint answered HTTP {status_code}")
+
+
+def status_of(error: BaseException) -> int | None:
+    """The HTTP status an exception carries, if any."""
+    for attr in ("status_code", "code", "status"):
+        value = getattr(error, attr, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def is_transient(error: BaseException) -> bool:
+    """True for rate limits, server errors, timeouts and dropped connections."""
+    status = status_of(error)
+    if status is not None:
+        return status in RETRYABLE_STATUS
+    name = type(error).__name__
+    return any(part in name for part in _RETRYABLE_NAMES) or isinstance(
+        error, (asyncio.TimeoutError, ConnectionError)
+    )
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a failed model call is retried, and what to fall back on."""
+
+    retries: int = 3
+    """Extra attempts after the first failure."""
+    base_delay: float = 0.5
+    """Seconds before the first retry; doubles each time, with jitter."""
+    max_delay: float = 8.0
+    """Upper bound of one wait."""
+    fallback: BaseLlm | None = None
+    """Model used once the retries are spent."""
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based)."""
+        return min(self.max_delay, self.base_delay * (2**attempt)) * (0.5 + random.random() / 2)
+
+
+async def _complete(model: BaseLlm, request: LlmRequest) -> LlmResponse | None:
+    final: LlmResponse | None = None
+    async for response in model.generate_content_async(request, stream=False):
+        if not response.partial:
+            final = response
+    return final
+
+
+class ModelRecovery:
+    """An ``on_model_error_callback``: retries transient failures with backoff,
+    then asks the fallback model. Other errors pass through unchanged.
+
+    Being a callback rather than a wrapper keeps ``agent.model`` exactly what
+    the user configured.
+    """
+
+    def __init__(self, model: BaseLlm, policy: RetryPolicy) -> None:
+        self.model = model
+        self.policy = policy
+        self.retried = 0
+        """Retries made so far (all turns)."""
+        self.fell_back = 0
+        """Times the fallback model answered."""
+
+    async def __call__(
+        self, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
+    ) -> LlmResponse | None:
+        if not is_transient(error):
+            return None
+        last: BaseException = error
+        for attempt in range(self.policy.retries):
+            delay = self.policy.delay(attempt)
+            logger.warning(
+                "Model %s failed (%s); retry %d/%d in %.2fs",
+                self.model.model,
+                last,
+                attempt + 1,
+                self.policy.retries,
+                delay,
+            )
+            await asyncio.sleep(delay)
+            self.retried += 1
+            try:
+                return await _complete(self.model, llm_request)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                last = exc
+        if self.policy.fallback is not None:
+            logger.warning(
+                "Model %s still failing (%s); using fallback %s",
+                self.model.model,
+                last,
+                self.policy.fallback.model,
+            )
+            self.fell_back += 1
+            return await _complete(self.policy.fallback, llm_request)
+        raise last

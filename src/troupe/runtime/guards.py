@@ -1,0 +1,291 @@
+"""Guards that keep a turn on track: transfer repair, limits, repeat detection.
+
+They run as ADK callbacks on every agent troupe builds (no patch to ADK):
+
+* ``before_tool``: repairs a ``transfer_to_agent`` target that names no agent
+  (or answers with the valid names so the model corrects itself in the same
+  run), refuses transfers from specialists (ping-pong), refuses to send a
+  task back to an agent that rejected it, counts delegations against the
+  limit, and stops a tool call repeated with identical arguments;
+* ``before_model``: counts model calls against the per-turn cap, ends a
+  stopped turn with an honest message instead of calling the model again,
+  and drops ADK's own list of transfer targets from the orchestrator's
+  request, which repeats the routing table;
+* ``after_tool`` / ``after_model``: remember results and ``[REJECT]`` replies.
+
+State lives per user turn. The :class:`~troupe.runtime.assistant.Assistant`
+opens a turn per user message so that its re-routing keeps counting; without
+it (``adk web``), each invocation is its own turn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from ..routing.instructions import REJECT_MARKER
+from ..routing.repair import AgentNameResolver
+
+logger = logging.getLogger("troupe.guards")
+
+TRANSFER_TOOL = "transfer_to_agent"
+_ADK_TRANSFER_BLOCK = re.compile(
+    r"\n*You have a list of other agents to transfer to:.*?"
+    r"\*\*NOTE\*\*: the only available agents for `transfer_to_agent` function are\n[^\n]*\n?",
+    re.S,
+)
+_REJECT_TARGET = re.compile(r"\[REJECT\]\s*This task requires\s+`?([\w-]+)`?", re.I)
+_MAX_TRACKED_TURNS = 4096
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardSettings:
+    """Which guards run and their limits."""
+
+    transfer_repair: bool = True
+    """Rewrite resolvable bad transfer targets; answer the rest with the valid names."""
+    enforce_limits: bool = True
+    """Delegation limit, model-call cap, repeat detection, ping-pong refusal."""
+    max_delegation_rounds: int = 5
+    """Transfers allowed per user turn."""
+    max_model_calls: int = 24
+    """Model calls allowed per user turn, over all agents."""
+    max_repeated_calls: int = 3
+    """Identical tool calls (same agent, tool, arguments) in a row before stopping."""
+    trim_transfer_list: bool = True
+    """Drop ADK's transfer-target list from the orchestrator's request."""
+
+
+@dataclass
+class TurnRecord:
+    """What happened in one user turn, as the guards saw it."""
+
+    delegations: int = 0
+    model_calls: int = 0
+    repairs: list[tuple[str, str]] = field(default_factory=list)
+    """(bad name, real agent) for each rewritten transfer."""
+    unresolved: list[str] = field(default_factory=list)
+    """Transfer targets that could not be resolved."""
+    rejected_by: list[str] = field(default_factory=list)
+    """Agents that answered [REJECT] in this turn."""
+    reject_targets: list[str] = field(default_factory=list)
+    """Agents named by those rejections."""
+    reached: list[str] = field(default_factory=list)
+    """Agents transferred to, in order."""
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    """(agent, tool) of each tool that ran."""
+    last_result: tuple[str, Any] | None = None
+    """(tool, response) of the latest tool result."""
+    stop_reason: str | None = None
+    """Why the turn was stopped early, if it was."""
+    _last_signature: str | None = None
+    _repeats: int = 0
+
+
+class Guards:
+    """Callbacks shared by every agent of one tree; see the module docstring."""
+
+    def __init__(
+        self,
+        settings: GuardSettings,
+        *,
+        resolver: AgentNameResolver,
+        root_name: str,
+    ) -> None:
+        self.settings = settings
+        self.resolver = resolver
+        self.root_name = root_name
+        self._turns: OrderedDict[str, TurnRecord] = OrderedDict()
+        self._active: dict[str, str] = {}
+
+    # -- turn bookkeeping ---------------------------------------------------
+    def begin_turn(self, session_id: str) -> TurnRecord:
+        """Start counting a new user turn in ``session_id``."""
+        key = f"turn:{session_id}:{len(self._turns)}:{id(object())}"
+        self._active[session_id] = key
+        return self._record(key)
+
+    def end_turn(self, session_id: str) -> TurnRecord | None:
+        """Stop counting for ``session_id`` and return what was recorded."""
+        key = self._active.pop(session_id, None)
+        return self._turns.pop(key, None) if key else None
+
+    def current(self, session_id: str) -> TurnRecord | None:
+        """The record of the open turn in ``session_id``, if any."""
+        key = self._active.get(session_id)
+        return self._turns.get(key) if key else None
+
+    def _record(self, key: str) -> TurnRecord:
+        record = self._turns.get(key)
+        if record is None:
+            record = self._turns[key] = TurnRecord()
+            while len(self._turns) > _MAX_TRACKED_TURNS:
+                self._turns.popitem(last=False)
+        return record
+
+    def _turn_for(self, ctx: CallbackContext | ToolContext) -> TurnRecord:
+        session_id = ctx.session.id
+        key = self._active.get(session_id) or f"inv:{ctx.invocation_id}"
+        return self._record(key)
+
+    # -- callbacks ----------------------------------------------------------
+    def before_model(
+        self, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        turn = self._turn_for(callback_context)
+        if self.settings.trim_transfer_list and callback_context.agent_name == self.root_name:
+            _trim_transfer_list(llm_request)
+        if not self.settings.enforce_limits:
+            return None
+        if turn.stop_reason is None and turn.model_calls >= self.settings.max_model_calls:
+            turn.stop_reason = (
+                f"it reached the limit of {self.settings.max_model_calls} model calls per message"
+            )
+        if turn.stop_reason is not None:
+            logger.warning("Stopping turn: %s", turn.stop_reason)
+            return _text_response(stop_message(turn))
+        turn.model_calls += 1
+        return None
+
+    def after_model(
+        self, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        text = _response_text(llm_response)
+        if text.lstrip().startswith(REJECT_MARKER):
+            turn = self._turn_for(callback_context)
+            turn.rejected_by.append(callback_context.agent_name)
+            if match := _REJECT_TARGET.search(text):
+                turn.reject_targets.append(match.group(1))
+        return None
+
+    def before_tool(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        turn = self._turn_for(tool_context)
+        if tool.name == TRANSFER_TOOL:
+            return self._check_transfer(args, tool_context, turn)
+        if not self.settings.enforce_limits:
+            return None
+        signature = json.dumps(
+            [tool_context.agent_name, tool.name, args], sort_keys=True, default=str
+        )
+        if signature == turn._last_signature:
+            turn._repeats += 1
+        else:
+            turn._last_signature, turn._repeats = signature, 1
+        if turn._repeats >= self.settings.max_repeated_calls:
+            turn.stop_reason = (
+                f"{tool_context.agent_name} called {tool.name} with the same arguments "
+                f"{turn._repeats} times in a row"
+            )
+            logger.warning("Stopping repeated tool call: %s", turn.stop_reason)
+            return {
+                "error": "stopped: this exact call was already made "
+                f"{turn._repeats - 1} times; its result is above. Report it instead."
+            }
+        return None
+
+    def after_tool(
+        self,
+        tool: BaseTool,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+        tool_response: Any,
+    ) -> dict[str, Any] | None:
+        if tool.name != TRANSFER_TOOL:
+            turn = self._turn_for(tool_context)
+            turn.tool_calls.append((tool_context.agent_name, tool.name))
+            turn.last_result = (tool.name, tool_response)
+        return None
+
+    # -- transfers ----------------------------------------------------------
+    def _check_transfer(
+        self, args: dict[str, Any], ctx: ToolContext, turn: TurnRecord
+    ) -> dict[str, Any] | None:
+        requested = str(args.get("agent_name", ""))
+        if self.settings.enforce_limits and ctx.agent_name != self.root_name:
+            return {
+                "error": f"{ctx.agent_name} cannot hand tasks on. Do the task with your own "
+                f"tools, or reply with one line: {REJECT_MARKER} This task requires "
+                "<agent>: <reason>."
+            }
+        target = requested if requested in self.resolver.valid else None
+        if target is None and self.settings.transfer_repair:
+            target = self.resolver.resolve(requested)
+            if target is not None:
+                logger.warning("Repaired transfer target %r -> %r", requested, target)
+                turn.repairs.append((requested, target))
+                args["agent_name"] = target
+            else:
+                turn.unresolved.append(requested)
+                logger.warning("Unresolvable transfer target %r", requested)
+                return {
+                    "error": f"Agent {requested!r} does not exist. Valid agents: "
+                    f"{', '.join(self.resolver.valid)}. Call transfer_to_agent again "
+                    "with one of these exact names."
+                }
+        if target is None:
+            return None  # no repair: let ADK fail as it always has
+        if self.settings.enforce_limits:
+            if target in turn.rejected_by:
+                others = [n for n in self.resolver.valid if n not in turn.rejected_by]
+                return {
+                    "error": f"{target} already declined this request. Choose another agent "
+                    f"({', '.join(others) or 'none left'}) or answer the user directly."
+                }
+            if turn.delegations >= self.settings.max_delegation_rounds:
+                turn.stop_reason = (
+                    f"it used all {self.settings.max_delegation_rounds} delegation rounds "
+                    "allowed per message"
+                )
+                return {"error": "delegation limit reached; answer with what you have."}
+        turn.delegations += 1
+        turn.reached.append(target)
+        return None
+
+
+def stop_message(turn: TurnRecord) -> str:
+    """A short, honest account of a stopped turn: why, what was done, what was not."""
+    done = ", ".join(f"{tool} ({agent})" for agent, tool in turn.tool_calls)
+    lines = [f"I stopped working on this message because {turn.stop_reason}."]
+    lines.append(f"Done so far: {done}." if done else "Nothing was completed before the stop.")
+    if turn.last_result is not None:
+        tool, result = turn.last_result
+        lines.append(f"Last result ({tool}): {_brief(result)}")
+    lines.append("Not done: the rest of the request. Try rephrasing it or splitting it up.")
+    return "\n".join(lines)
+
+
+def _brief(value: Any, limit: int = 400) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _text_response(text: str) -> LlmResponse:
+    return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+
+
+def _response_text(response: LlmResponse) -> str:
+    if not response.content:
+        return ""
+    return "".join(p.text or "" for p in response.content.parts or [] if not p.thought)
+
+
+def _trim_transfer_list(request: LlmRequest) -> None:
+    si = request.config.system_instruction
+    if isinstance(si, str) and "## Routing table" in si:
+        request.config.system_instruction = _ADK_TRANSFER_BLOCK.sub("\n", si).rstrip() + "\n"

@@ -1,0 +1,253 @@
+"""Build the FastAPI app ``troupe serve`` runs.
+
+ADK's ``ApiServer`` (``DevServer`` with the web UI) serves troupe's tree
+through an agent loader that returns the already-built root agent, with the
+session store from the settings. troupe adds liveness and readiness probes,
+an optional bearer token, and with ``a2a`` ADK's ``to_a2a`` app mounted at
+``/a2a``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from google.adk.auth.credential_service.in_memory_credential_service import (
+    InMemoryCredentialService,
+)
+from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
+from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
+from google.adk.runners import Runner
+from google.adk.sessions.base_session_service import BaseSessionService
+
+from ..errors import ConfigError
+from ..remote import check_remote_agents
+from ..runtime.assistant import DEFAULT_APP_NAME
+from ..sessions import close_session_store, open_session_store, probe_session_store, redact
+from ..settings import Settings
+from ..tree import build_agent_tree
+from .auth import OPEN_PATHS, BearerAuthMiddleware
+
+logger = logging.getLogger("troupe.server")
+
+APP_NAME = DEFAULT_APP_NAME
+"""The ADK app name the tree is served under (``/apps/troupe/...``)."""
+READY_TIMEOUT = 5.0
+"""Seconds ``/readyz`` waits for the session store."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServeOptions:
+    """How ``troupe serve`` exposes the tree."""
+
+    host: str = "127.0.0.1"
+    """Address to bind; loopback by default."""
+    port: int = 8000
+    """Port to bind."""
+    web: bool = False
+    """Serve ADK's dev UI at ``/dev-ui/`` too."""
+    a2a: bool = False
+    """Mount the team as an A2A agent at ``/a2a``."""
+    agent: str | None = None
+    """Serve only this specialist (with its tools) instead of the whole team."""
+    public_url: str | None = None
+    """Base URL clients use to reach the server, for the A2A card; default http://host:port."""
+
+    @property
+    def base_url(self) -> str:
+        """The server's URL as clients should see it."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = self.host
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        elif ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _TreeLoader(BaseAgentLoader):
+    """Hands ADK's server the tree troupe built, under one app name."""
+
+    def __init__(self, root: BaseAgent) -> None:
+        self._root = root
+
+    def load_agent(self, agent_name: str) -> BaseAgent:
+        if agent_name != APP_NAME:
+            raise ValueError(f"No app named {agent_name!r}; this server serves {APP_NAME!r}.")
+        return self._root
+
+    def list_agents(self) -> list[str]:
+        return [APP_NAME]
+
+
+def served_agent(settings: Settings, agent: str | None) -> BaseAgent:
+    """The whole tree, or with ``agent`` one specialist of it on its own.
+
+    Raises:
+        ConfigError: ``agent`` is not a specialist of the tree.
+    """
+    root = build_agent_tree(settings.config)
+    if agent is None:
+        return root
+    for sub in root.sub_agents:
+        if sub.name == agent:
+            # The specialist keeps its instruction and tools; as the root of
+            # its own runner it must not point back at the orchestrator.
+            sub.parent_agent = None
+            return sub
+    names = ", ".join(a.name for a in root.sub_agents) or "none"
+    raise ConfigError(f"--agent {agent!r} is not an agent of this tree; choose one of: {names}.")
+
+
+async def _startup_report(root: BaseAgent, service: BaseSessionService, store: str) -> None:
+    try:
+        await asyncio.wait_for(probe_session_store(service, app_name=APP_NAME), READY_TIMEOUT)
+    except Exception as exc:
+        logger.warning("Session store %s is not reachable yet: %s", redact(store), exc)
+    for status in await check_remote_agents(root.sub_agents):
+        if not status.ok:
+            logger.warning(
+                "Remote agent %r is unreachable (%s); local agents keep working. %s",
+                status.name,
+                status.url,
+                status.detail,
+            )
+
+
+def _web_assets() -> Path:
+    import google.adk.cli as adk_cli
+
+    return Path(adk_cli.__file__).parent / "browser"
+
+
+def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
+    """The ASGI app for ``troupe serve``: ADK's REST API, probes, auth, and A2A.
+
+    Raises:
+        ConfigError: a bad session store URL, agent name or missing extra.
+    """
+    root = served_agent(settings, options.agent)
+    service = open_session_store(settings.session_store)
+    services: dict[str, Any] = {
+        "session_service": service,
+        "artifact_service": InMemoryArtifactService(),
+        "memory_service": InMemoryMemoryService(),
+        "credential_service": InMemoryCredentialService(),
+    }
+
+    a2a_app = None
+    open_paths = set(OPEN_PATHS)
+    if options.a2a:
+        from .a2a import A2A_PREFIX, CARD_PATH, build_a2a_app
+
+        runner = Runner(app_name=APP_NAME, agent=root, **services)
+        a2a_app = build_a2a_app(
+            root,
+            runner,
+            url=f"{options.base_url}{A2A_PREFIX}/",
+            bearer=bool(settings.auth_token),
+        )
+        # The card says what the agent can do and how to authenticate, so it
+        # is public, as the A2A specification expects.
+        open_paths.add(CARD_PATH)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await _startup_report(root, service, settings.session_store)
+        async with AsyncExitStack() as stack:
+            if a2a_app is not None:
+                await stack.enter_async_context(a2a_app.router.lifespan_context(a2a_app))
+            try:
+                yield
+            finally:
+                await close_session_store(service)
+
+    server_cls: Any
+    extra: dict[str, Any] = {}
+    if options.web:
+        from google.adk.cli.dev_server import DevServer
+
+        server_cls = DevServer
+        extra["web_assets_dir"] = str(_web_assets())
+    else:
+        from google.adk.cli.api_server import ApiServer
+
+        server_cls = ApiServer
+    from google.adk.evaluation.local_eval_set_results_manager import (
+        LocalEvalSetResultsManager,
+    )
+    from google.adk.evaluation.local_eval_sets_manager import LocalEvalSetsManager
+
+    evals_dir = str(settings.data_dir / "evals")
+    server = server_cls(
+        agent_loader=_TreeLoader(root),
+        eval_sets_manager=LocalEvalSetsManager(agents_dir=evals_dir),
+        eval_set_results_manager=LocalEvalSetResultsManager(agents_dir=evals_dir),
+        agents_dir=evals_dir,
+        **services,
+    )
+    server.default_app_name = APP_NAME
+    app: FastAPI = server.get_fast_api_app(
+        lifespan=lifespan,
+        # A loopback bind turns on ADK's DNS-rebinding guard.
+        bind_host=options.host if is_loopback(options.host) else None,
+        **extra,
+    )
+    _add_probes(app, root, service)
+    if a2a_app is not None:
+        app.mount(A2A_PREFIX, a2a_app)
+    if settings.auth_token:
+        app.add_middleware(BearerAuthMiddleware, token=settings.auth_token, open_paths=open_paths)
+    elif not is_loopback(options.host):
+        logger.warning(
+            "Serving on %s without auth_token: anyone who can reach it can use every "
+            "session. Set auth_token in the config or TROUPE_AUTH_TOKEN.",
+            options.host,
+        )
+    return app
+
+
+def _add_probes(app: FastAPI, root: BaseAgent, service: BaseSessionService) -> None:
+    agents = [root.name, *(a.name for a in root.sub_agents)]
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        try:
+            await asyncio.wait_for(probe_session_store(service, app_name=APP_NAME), READY_TIMEOUT)
+        except Exception as exc:
+            return JSONResponse(
+                {
+                    "status": "unavailable",
+                    "tree": "built",
+                    "session_store": f"{type(exc).__name__}: {exc}",
+                },
+                status_code=503,
+            )
+        return JSONResponse(
+            {"status": "ready", "tree": "built", "agents": agents, "session_store": "ok"}
+        )

@@ -1,0 +1,29 @@
+"""Fixtures shared by every test: an isolated, offline, key-free environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# LiteLLM fetches its model price list from the internet when it is first
+# imported, which may happen in any test; the copy bundled with it is enough.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+_PROVIDER_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Keep data out of $HOME, use the offline model, and hide real provider keys."""
+    data_dir = tmp_path_factory.mktemp("troupe-data")
+    monkeypatch.setenv("TROUPE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("TROUPE_MODEL", "offline")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    for key in _PROVIDER_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    yield data_dir

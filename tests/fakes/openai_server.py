@@ -1,0 +1,107 @@
+"""A scripted OpenAI-compatible chat completions server on 127.0.0.1.
+
+It answers ``POST /v1/chat/completions`` (non-streaming) with the scripted
+replies in order and records every request body, so a test can drive a
+LiteLLM model over real HTTP without any network beyond the loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def tool_call_reply(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
+    """An assistant message that calls one tool."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+def text_reply(text: str) -> dict[str, Any]:
+    """An assistant message with plain text."""
+    return {"role": "assistant", "content": text}
+
+
+@dataclass
+class FakeOpenAI:
+    """The server's script and what it received."""
+
+    replies: list[dict[str, Any]]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    port: int = 0
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def completion(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.requests.append(body)
+        index = len(self.requests) - 1
+        if index >= len(self.replies):
+            return 500, {"error": {"message": f"script exhausted at request {index + 1}"}}
+        message = self.replies[index]
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        return 200, {
+            "id": f"chatcmpl-{index}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+
+
+def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            fake.paths.append(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            self._send(*fake.completion(body))
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output quiet
+
+    return Handler
+
+
+@contextmanager
+def serve(replies: list[dict[str, Any]]) -> Iterator[FakeOpenAI]:
+    """Run the fake server on a free port of 127.0.0.1 until the block ends."""
+    fake = FakeOpenAI(replies=replies)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    fake.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, name="fake-openai", daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,168 @@
+"""The LiteLLM path over real HTTP, against a scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.openai_server import FakeOpenAI, serve, text_reply, tool_call_reply
+from troupe import Assistant, Config, ConfigError, build_agent_tree, builtin_tools, resolve_model
+from troupe.testing import simplify
+
+SCRIPT = [
+    tool_call_reply("transfer_to_agent", {"agent_name": "operator"}, "call_1"),
+    tool_call_reply("fs_list", {"path": "."}, "call_2"),
+    text_reply("The workspace holds notes.txt."),
+]
+
+
+@pytest.fixture
+def outside_connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Refuse, and record, every connection that is not to the loopback address."""
+    attempts: list[Any] = []
+    real_connect = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        host = address[0] if isinstance(address, tuple) else None
+        if host is not None and not ipaddress.ip_address(host).is_loopback:
+            attempts.append(address)
+            raise OSError(f"test refused a connection to {address}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    return attempts
+
+
+@pytest.fixture
+def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with serve(list(SCRIPT)) as fake:
+        yield fake
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "notes.txt").write_text("milk\n", encoding="utf-8")
+    return tmp_path
+
+
+async def run_list_files(fake: FakeOpenAI, workspace: Path) -> list[Any]:
+    config = Config(
+        tools=builtin_tools(workspace=workspace),
+        model="openai/fake-model",
+        api_base=fake.api_base,
+    )
+    assistant = Assistant(build_agent_tree(config))
+    return [event async for event in assistant.run("s1", "list the files here")]
+
+
+def _tool_names(body: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in body.get("tools") or []]
+
+
+def _system_prompt(body: dict[str, Any]) -> str:
+    system = [m for m in body["messages"] if m["role"] in ("system", "developer")]
+    assert system, f"no system message in {body['messages']!r}"
+    content = system[0]["content"]
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content)
+    return str(content)
+
+
+async def test_litellm_run_goes_orchestrator_operator_tool_answer(
+    fake_openai: FakeOpenAI, workspace: Path, outside_connections: list[Any]
+) -> None:
+    events = await run_list_files(fake_openai, workspace)
+
+    assert simplify(events) == [
+        ("orchestrator", "transfer", "operator"),
+        ("operator", "tool_call", "fs_list"),
+        ("operator", "tool_result", "fs_list"),
+        ("operator", "text", None),
+    ]
+    assert len(fake_openai.requests) == 3
+    assert set(fake_openai.paths) == {"/v1/chat/completions"}
+    assert outside_connections == []
+
+
+async def test_server_receives_the_transfer_declaration_with_the_agent_enum(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    await run_list_files(fake_openai, workspace)
+
+    orchestrator_body = fake_openai.requests[0]
+    assert orchestrator_body["model"] == "fake-model"
+    assert _tool_names(orchestrator_body) == ["transfer_to_agent"]
+    params = orchestrator_body["tools"][0]["function"]["parameters"]
+    assert params["properties"]["agent_name"]["enum"] == ["operator", "planner"]
+
+
+async def test_server_receives_the_orchestrator_system_prompt(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    await run_list_files(fake_openai, workspace)
+
+    system = _system_prompt(fake_openai.requests[0])
+    assert "## Routing table" in system
+    assert "### operator" in system
+    assert "NEVER invent or abbreviate agent names" in system
+
+
+async def test_server_receives_operator_tools_and_the_tool_result(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    await run_list_files(fake_openai, workspace)
+
+    operator_body, answer_body = fake_openai.requests[1], fake_openai.requests[2]
+    assert sorted(_tool_names(operator_body)) == ["exec_shell", "fs_list", "fs_read", "fs_write"]
+    assert "You are operator" in _system_prompt(operator_body)
+    tool_messages = [m for m in answer_body["messages"] if m["role"] == "tool"]
+    assert tool_messages[-1]["tool_call_id"] == "call_2"
+    assert "notes.txt" in tool_messages[-1]["content"]
+
+
+async def test_run_and_collect_returns_the_served_answer(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    config = Config(
+        tools=builtin_tools(workspace=workspace),
+        model="openai/fake-model",
+        api_base=fake_openai.api_base,
+    )
+    reply = await Assistant(build_agent_tree(config)).run_and_collect("s1", "list the files")
+
+    assert reply == "The workspace holds notes.txt."
+
+
+def test_resolving_a_litellm_name_uses_the_local_price_list() -> None:
+    import os
+
+    resolve_model("openai/fake-model", api_base="http://127.0.0.1:9/v1")
+
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"].lower() == "true"
+
+
+@pytest.mark.parametrize("name", ["gpt-nonsense", "nosuchprovider/x", "gemini", "openai"])
+def test_unknown_model_name_raises_config_error_listing_accepted_names(name: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_model(name)
+
+    message = str(caught.value)
+    assert "Accepted:" in message
+    assert "offline" in message
+    assert "gemini-2.5-flash" in message
+    assert "openai/gpt-4o-mini" in message
+
+
+@pytest.mark.parametrize("name", ["gpt-nonsense", "nosuchprovider/x"])
+def test_unknown_model_name_is_named_in_the_error(name: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        build_agent_tree(Config(model=name))

@@ -1,0 +1,334 @@
+"""The offline model driving the real tree and built-in tools through ADK's Runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.events.event import Event
+from google.adk.models.llm_request import LlmRequest
+from google.adk.tools.base_tool import BaseTool
+from google.genai import types
+
+from troupe import Assistant, Config, OfflineModel, Tool, build_agent_tree, builtin_tools
+from troupe.runtime.events import Step, steps
+from troupe.testing import simplify
+
+
+def browser_open(url: str) -> dict[str, str]:
+    """Open a web page and return its readable text."""
+    return {"url": url, "text": "Example Domain"}
+
+
+def crypto_hash(text: str) -> dict[str, str]:
+    """Hash text with SHA-256 and return the digest."""
+    return {"digest": "2cf24dba"}
+
+
+def search_knowledge(query: str) -> dict[str, list[str]]:
+    """Search the knowledge base for documents that match a query."""
+    return {"hits": ["troupe.md"]}
+
+
+def memory_store(fact: str) -> dict[str, str]:
+    """Store a memory about the user."""
+    return {"stored": fact}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("remember the milk\n", encoding="utf-8")
+    (root / "docs").mkdir()
+    return root
+
+
+@pytest.fixture
+def team_tools(workspace: Path) -> list[Tool]:
+    """Built-in operator tools plus one tool for each other tool-owning specialist."""
+    extra = (browser_open, crypto_hash, search_knowledge, memory_store)
+    return [*builtin_tools(workspace=workspace), *(Tool.from_function(f) for f in extra)]
+
+
+@pytest.fixture
+def assistant(team_tools: list[Tool]) -> Assistant:
+    return Assistant(build_agent_tree(Config(tools=team_tools, model="offline")))
+
+
+async def run(assistant: Assistant, text: str) -> list[Event]:
+    return [event async for event in assistant.run("s1", text)]
+
+
+def all_steps(events: list[Event]) -> list[Step]:
+    return [step for event in events for step in steps(event)]
+
+
+def first_call(events: list[Event]) -> tuple[str | None, dict[str, Any]]:
+    step = next(s for s in all_steps(events) if s.kind == "tool_call")
+    return step.name, json.loads(step.text)
+
+
+def final_text(events: list[Event]) -> str:
+    return [s.text for s in all_steps(events) if s.kind == "text"][-1]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "agent"),
+    [
+        ("list the files here", "operator"),
+        ("open https://example.com/page", "navigator"),
+        ("hash this text with sha256: 'hello'", "vault"),
+        ("search the knowledge base for troupe", "librarian"),
+        ("remember that I like tea", "chronicler"),
+        ("plan the steps to open https://example.com and then read notes.txt", "planner"),
+    ],
+)
+async def test_orchestrator_routes_by_routing_table_keywords(
+    assistant: Assistant, request_text: str, agent: str
+) -> None:
+    events = await run(assistant, request_text)
+
+    assert simplify(events)[0] == ("orchestrator", "transfer", agent)
+
+
+@pytest.mark.parametrize("greeting", ["hello", "Hi there!", "good morning", "thank you"])
+async def test_orchestrator_answers_greetings_directly(assistant: Assistant, greeting: str) -> None:
+    events = await run(assistant, greeting)
+
+    assert simplify(events) == [("orchestrator", "text", None)]
+    assert "rule-based stand-in" in final_text(events)
+
+
+async def test_orchestrator_answers_directly_when_no_agent_matches(assistant: Assistant) -> None:
+    events = await run(assistant, "what is the capital of France?")
+
+    assert simplify(events) == [("orchestrator", "text", None)]
+    assert "--model" in final_text(events)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool", "args"),
+    [
+        ("list the files here", "fs_list", {"path": "."}),
+        ("list the files in docs/", "fs_list", {"path": "docs/"}),
+        ("read notes.txt", "fs_read", {"path": "notes.txt"}),
+        ("read the file './notes.txt'", "fs_read", {"path": "./notes.txt"}),
+        ("run `echo hi there`", "exec_shell", {"command": "echo hi there"}),
+        ("run 'echo quoted'", "exec_shell", {"command": "echo quoted"}),
+        ('execute "echo double"', "exec_shell", {"command": "echo double"}),
+        ("write 'abc' to out.txt", "fs_write", {"path": "out.txt", "content": "abc"}),
+        ("open https://example.com/a?b=1", "browser_open", {"url": "https://example.com/a?b=1"}),
+    ],
+)
+async def test_specialist_picks_the_best_tool_and_fills_its_arguments(
+    assistant: Assistant, request_text: str, tool: str, args: dict[str, Any]
+) -> None:
+    events = await run(assistant, request_text)
+
+    assert first_call(events) == (tool, args)
+
+
+async def test_specialist_reports_the_tool_result(assistant: Assistant) -> None:
+    reply = await assistant.run_and_collect("s1", "read notes.txt")
+
+    assert "Result of fs_read" in reply
+    assert "remember the milk" in reply
+
+
+async def test_specialist_reports_command_output(assistant: Assistant) -> None:
+    reply = await assistant.run_and_collect("s1", "run `echo troupe-was-here`")
+
+    assert "troupe-was-here" in reply
+    assert "exit_code: 0" in reply
+
+
+async def test_specialist_reports_a_tool_error_as_a_failure(assistant: Assistant) -> None:
+    reply = await assistant.run_and_collect("s1", "read missing.txt")
+
+    assert reply.startswith("fs_read failed:")
+    assert "'missing.txt' is not a file" in reply
+
+
+def _agent(root: LlmAgent, name: str) -> LlmAgent:
+    found = root.find_agent(name)
+    assert isinstance(found, LlmAgent)
+    return found
+
+
+async def _ask_directly(agent: LlmAgent, text: str) -> str:
+    """Send one request to ``agent``'s model, built the way ADK builds it."""
+    request = LlmRequest(contents=[types.Content(role="user", parts=[types.Part(text=text)])])
+    request.config.system_instruction = str(agent.instruction)
+    request.append_tools([t for t in agent.tools if isinstance(t, BaseTool)])
+    replies = [r async for r in OfflineModel().generate_content_async(request)]
+    assert len(replies) == 1 and replies[0].content is not None
+    parts = replies[0].content.parts or []
+    assert all(p.function_call is None for p in parts)
+    return "".join(p.text or "" for p in parts)
+
+
+async def test_specialist_rejects_a_task_outside_its_tools_naming_the_better_agent(
+    team_tools: list[Tool],
+) -> None:
+    root = build_agent_tree(Config(tools=team_tools, model="offline"))
+    operator = _agent(root, "operator")
+
+    reply = await _ask_directly(operator, "browse the website https://example.com")
+
+    assert reply.startswith("[REJECT] This task requires navigator")
+
+
+async def test_specialist_rejects_secret_work_naming_vault(team_tools: list[Tool]) -> None:
+    root = build_agent_tree(Config(tools=team_tools, model="offline"))
+    navigator = _agent(root, "navigator")
+
+    reply = await _ask_directly(navigator, "encrypt my password")
+
+    assert reply.startswith("[REJECT] This task requires vault")
+
+
+async def test_planner_returns_numbered_steps_each_with_an_agent(assistant: Assistant) -> None:
+    events = await run(assistant, "plan: read notes.txt; hash the text; remember the digest")
+
+    assert simplify(events) == [
+        ("orchestrator", "transfer", "planner"),
+        ("planner", "text", None),
+    ]
+    lines = final_text(events).splitlines()
+    assert lines[1:] == [
+        "1. read notes.txt -> operator",
+        "2. hash the text -> vault",
+        "3. remember the digest -> chronicler",
+    ]
+
+
+async def test_planner_reads_the_goal_after_a_plan_lead_in(assistant: Assistant) -> None:
+    events = await run(
+        assistant, "plan the steps to open https://example.com and then read notes.txt"
+    )
+
+    assert final_text(events).splitlines()[1:] == [
+        "1. open https://example.com -> navigator",
+        "2. read notes.txt -> operator",
+    ]
+
+
+# Operator built-in tools: confinement to the workspace, timeouts, output caps.
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "read ../outside.txt",
+        "read the file 'docs/../../outside.txt'",
+    ],
+)
+async def test_path_leaving_the_workspace_is_refused_as_a_tool_error(
+    assistant: Assistant, workspace: Path, request_text: str
+) -> None:
+    (workspace.parent / "outside.txt").write_text("top secret", encoding="utf-8")
+
+    events = await run(assistant, request_text)
+
+    result = next(s for s in all_steps(events) if s.kind == "tool_result")
+    assert "outside the workspace" in json.loads(result.text)["error"]
+    assert "top secret" not in final_text(events)
+    assert final_text(events).startswith("fs_read failed: refused")
+
+
+async def test_absolute_path_elsewhere_is_refused_as_a_tool_error(
+    assistant: Assistant, workspace: Path
+) -> None:
+    outside = workspace.parent / "elsewhere.txt"
+    outside.write_text("top secret", encoding="utf-8")
+
+    events = await run(assistant, f"read {outside}")
+
+    assert first_call(events) == ("fs_read", {"path": str(outside)})
+    assert final_text(events).startswith("fs_read failed: refused")
+    assert "top secret" not in final_text(events)
+
+
+async def test_symlink_pointing_out_of_the_workspace_is_refused(
+    assistant: Assistant, workspace: Path
+) -> None:
+    outside = workspace.parent / "target.txt"
+    outside.write_text("top secret", encoding="utf-8")
+    (workspace / "link.txt").symlink_to(outside)
+
+    events = await run(assistant, "read link.txt")
+
+    assert first_call(events) == ("fs_read", {"path": "link.txt"})
+    assert final_text(events).startswith("fs_read failed: refused")
+    assert "top secret" not in final_text(events)
+
+
+def _tool(tools: list[Tool], name: str) -> Tool:
+    return next(t for t in tools if t.name == name)
+
+
+@pytest.mark.parametrize("path", ["..", "/", "../ws-sibling"])
+def test_fs_list_refuses_directories_outside_the_workspace(workspace: Path, path: str) -> None:
+    fs_list = _tool(builtin_tools(workspace=workspace), "fs_list")
+
+    result = fs_list.func(path)
+
+    assert "outside the workspace" in result["error"]
+    assert "entries" not in result
+
+
+def test_fs_write_refuses_to_write_outside_the_workspace(workspace: Path) -> None:
+    fs_write = _tool(builtin_tools(workspace=workspace), "fs_write")
+
+    result = fs_write.func("../escaped.txt", "x")
+
+    assert "outside the workspace" in result["error"]
+    assert not (workspace.parent / "escaped.txt").exists()
+
+
+async def test_exec_shell_stops_a_command_at_the_timeout(workspace: Path) -> None:
+    from troupe.builtins import Workspace, operator_tools
+
+    exec_shell = _tool(operator_tools(Workspace(workspace), timeout_s=0.3), "exec_shell")
+
+    result = await exec_shell.func("echo $$ > shell.pid; sleep 30")
+
+    assert "timed out after 0.3 s" in result["error"]
+    pid = int((workspace / "shell.pid").read_text())
+    assert _is_gone(pid)
+
+
+def _is_gone(pid: int) -> bool:
+    # Killed processes may linger as zombies until reaped; either way they stopped.
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in status
+
+
+async def test_exec_shell_caps_its_output(workspace: Path) -> None:
+    from troupe.builtins import Workspace, operator_tools
+
+    exec_shell = _tool(operator_tools(Workspace(workspace), max_output_chars=100), "exec_shell")
+
+    result = await exec_shell.func("head -c 5000 /dev/zero | tr '\\0' x; echo oops >&2")
+
+    assert result["exit_code"] == 0
+    assert result["stdout"] == "x" * 100
+    assert result["stderr"] == "oops\n"
+    assert result["truncated"] is True
+
+
+async def test_exec_shell_runs_in_the_workspace(workspace: Path) -> None:
+    from troupe.builtins import Workspace, operator_tools
+
+    exec_shell = _tool(operator_tools(Workspace(workspace)), "exec_shell")
+
+    result = await exec_shell.func("pwd")
+
+    assert result["stdout"].strip() == str(workspace.resolve())
