@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,13 +55,17 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def run_list_files(fake: FakeOpenAI, workspace: Path) -> list[Any]:
+def litellm_assistant(fake: FakeOpenAI, workspace: Path) -> Assistant:
     config = Config(
         tools=builtin_tools(workspace=workspace),
         model="openai/fake-model",
         api_base=fake.api_base,
     )
-    assistant = Assistant(build_agent_tree(config))
+    return Assistant(build_agent_tree(config))
+
+
+async def run_list_files(fake: FakeOpenAI, workspace: Path) -> list[Any]:
+    assistant = litellm_assistant(fake, workspace)
     return [event async for event in assistant.run("s1", "list the files here")]
 
 
@@ -96,13 +101,16 @@ async def test_litellm_run_goes_orchestrator_operator_tool_answer(
 async def test_server_receives_the_transfer_declaration_with_the_agent_enum(
     fake_openai: FakeOpenAI, workspace: Path
 ) -> None:
-    await run_list_files(fake_openai, workspace)
+    assistant = litellm_assistant(fake_openai, workspace)
+    await assistant.run_and_collect("s1", "list the files here")
 
     orchestrator_body = fake_openai.requests[0]
     assert orchestrator_body["model"] == "fake-model"
     assert _tool_names(orchestrator_body) == ["transfer_to_agent"]
     params = orchestrator_body["tools"][0]["function"]["parameters"]
-    assert params["properties"]["agent_name"]["enum"] == ["operator", "planner"]
+    enum = params["properties"]["agent_name"]["enum"]
+    assert enum == assistant.agent_names
+    assert {"operator", "planner"} <= set(enum)
 
 
 async def test_server_receives_the_orchestrator_system_prompt(
@@ -132,22 +140,21 @@ async def test_server_receives_operator_tools_and_the_tool_result(
 async def test_run_and_collect_returns_the_served_answer(
     fake_openai: FakeOpenAI, workspace: Path
 ) -> None:
-    config = Config(
-        tools=builtin_tools(workspace=workspace),
-        model="openai/fake-model",
-        api_base=fake_openai.api_base,
-    )
-    reply = await Assistant(build_agent_tree(config)).run_and_collect("s1", "list the files")
+    assistant = litellm_assistant(fake_openai, workspace)
+    reply = await assistant.run_and_collect("s1", "list the files")
 
     assert reply == "The workspace holds notes.txt."
 
 
-def test_resolving_a_litellm_name_uses_the_local_price_list() -> None:
-    import os
+def test_resolving_a_litellm_name_keeps_litellm_off_the_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
 
     resolve_model("openai/fake-model", api_base="http://127.0.0.1:9/v1")
 
-    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"].lower() == "true"
+    # LiteLLM reads this when first imported: True means its bundled price list.
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
 
 
 @pytest.mark.parametrize("name", ["gpt-nonsense", "nosuchprovider/x", "gemini", "openai"])

@@ -15,6 +15,10 @@ from troupe.runtime.assistant import unknown_agent_name
 from troupe.runtime.events import steps
 from troupe.testing import ScriptedModel, call, declared_tools, simplify, user_texts
 
+# The retry tests build the tree with transfer_repair=False: the in-flight
+# repair guard would otherwise answer a bad transfer inside the run, and the
+# Assistant's specified retry (correction message, then UnknownAgentError) is
+# what they check.
 VALID_AGENTS = ("operator", "navigator", "vault", "planner")
 CORRECTION = (
     '[System: Agent "operater" does not exist. Valid agents: operator, navigator, vault, '
@@ -51,9 +55,16 @@ def tools(workspace: Path) -> list[Tool]:
 
 
 def assistant_for(
-    model: ScriptedModel, tools: list[Tool], *, multi_agent: bool = True
+    model: ScriptedModel,
+    tools: list[Tool],
+    *,
+    multi_agent: bool = True,
+    transfer_repair: bool = True,
 ) -> Assistant:
-    return Assistant(build_agent_tree(Config(tools=tools, model=model, multi_agent=multi_agent)))
+    config = Config(
+        tools=tools, model=model, multi_agent=multi_agent, transfer_repair=transfer_repair
+    )
+    return Assistant(build_agent_tree(config))
 
 
 async def collect(assistant: Assistant, session_id: str, text: str) -> list[Event]:
@@ -155,7 +166,7 @@ async def test_unknown_agent_is_corrected_once_in_the_same_session(
             "The workspace holds notes.txt and src/.",
         ]
     )
-    assistant = assistant_for(model, tools)
+    assistant = assistant_for(model, tools, transfer_repair=False)
     with caplog.at_level(logging.WARNING, logger="troupe.runtime"):
         events = await collect(assistant, "s1", "list the files here")
 
@@ -176,7 +187,9 @@ async def test_second_unknown_agent_raises_unknown_agent_error(tools: list[Tool]
         ]
     )
     with pytest.raises(UnknownAgentError) as caught:
-        await collect(assistant_for(model, tools), "s1", "list the files here")
+        await collect(
+            assistant_for(model, tools, transfer_repair=False), "s1", "list the files here"
+        )
 
     assert caught.value.agent_name == "opperator"
     assert caught.value.valid_names == VALID_AGENTS
@@ -205,7 +218,9 @@ async def test_each_unknown_agent_error_format_triggers_the_correction(
     tools: list[Tool], message: str
 ) -> None:
     model = ScriptedModel(replies=[ValueError(message), "Sorry, here is my answer."])
-    reply = await assistant_for(model, tools).run_and_collect("s1", "list the files here")
+    reply = await assistant_for(model, tools, transfer_repair=False).run_and_collect(
+        "s1", "list the files here"
+    )
 
     assert reply == "Sorry, here is my answer."
     assert user_texts(model.requests[1])[-1] == CORRECTION

@@ -13,7 +13,7 @@ from .routing.capabilities import (
     capability_description,
     tool_capability,
 )
-from .routing.instructions import build_orchestrator_instruction
+from .routing.instructions import RouteEntry, build_orchestrator_instruction
 from .routing.partition import RoleToolSet, partition_tools
 from .runtime.assistant import Assistant
 from .tools import Tool
@@ -24,6 +24,7 @@ from .topology import (
     Topology,
     load_topology,
 )
+from .settings import load_config
 from .tree import TroupeAgent, build_agent_tree
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "ConfigError",
     "OfflineModel",
     "RoleToolSet",
+    "RouteEntry",
     "Tool",
     "ToolAdapterError",
     "Topology",
@@ -51,6 +53,7 @@ __all__ = [
     "build_orchestrator_instruction",
     "builtin_tools",
     "capability_description",
+    "load_config",
     "load_topology",
     "partition_tools",
     "resolve_model",

@@ -85,6 +85,9 @@ class ConfigFile(BaseModel):
     multi_agent: bool | None = Field(default=None, alias="multiAgent")
     max_delegation_rounds: int | None = Field(default=None, alias="maxDelegationRounds", ge=0)
     builtin_tools: bool = Field(default=True, description="Register troupe's built-in tools.")
+    data_dir: str | None = Field(
+        default=None, description="Where sessions and the built-in stores live (--data-dir)."
+    )
     agent: _AgentSection | None = Field(default=None, description="The spec's agent.* keys.")
     session_store: str | None = Field(
         default=None, description="Session store URL: sqlite:///..., postgresql+asyncpg://..."

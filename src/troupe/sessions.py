@@ -9,15 +9,22 @@ ADK's SQLAlchemy ``DatabaseSessionService``, as ``adk api_server`` does.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from google.adk.events.event import Event
 from google.adk.sessions.base_session_service import BaseSessionService
+from google.adk.sessions.session import Session
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from typing_extensions import override
 
 from .errors import ConfigError
-from .runtime.events import Step, steps
+from .runtime.events import steps
 
 SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 """Environment variable that overrides the configured session store URL."""
@@ -70,12 +77,17 @@ def open_session_store(url: str) -> BaseSessionService:
     """
     if "://" not in url:
         raise ConfigError(f"session_store {url!r} is not a URL. Use one of: {_EXAMPLES}.")
-    if file := sqlite_file(url):
+    file = sqlite_file(url)
+    if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True)
     from google.adk.cli.service_registry import get_service_registry
 
     try:
-        service = get_service_registry().create_session_service(url)
+        if file is not None and urlsplit(url).scheme == "sqlite":
+            service = SerializedSqliteSessionService(db_path=url)
+            _use_wal(file)
+        else:
+            service = get_service_registry().create_session_service(url)
         if service is None:
             from google.adk.sessions.database_session_service import DatabaseSessionService
 
@@ -85,11 +97,58 @@ def open_session_store(url: str) -> BaseSessionService:
             f"session_store {redact(url)!r} needs a database driver that is not installed "
             f"({exc}). For PostgreSQL: pip install 'troupe[postgres]'."
         ) from None
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, sqlite3.Error) as exc:
         raise ConfigError(
             f"session_store {redact(url)!r} cannot be used: {exc} Use one of: {_EXAMPLES}."
         ) from None
     return service
+
+
+class SerializedSqliteSessionService(SqliteSessionService):
+    """ADK's SQLite session service, taking its writes one at a time.
+
+    SQLite has a single writer. ADK's service opens a connection per call,
+    so a few hundred concurrent turns wait on the file lock with sqlite's
+    5-second busy timeout and some fail with "database is locked". Queueing
+    the writes of this process on an asyncio lock keeps every one of them;
+    reads are not queued (the file is in WAL mode, so they do not block).
+    """
+
+    def __init__(self, db_path: str) -> None:
+        super().__init__(db_path)
+        self._troupe_write_lock = asyncio.Lock()
+
+    @override
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        async with self._troupe_write_lock:
+            return await super().create_session(
+                app_name=app_name, user_id=user_id, state=state, session_id=session_id
+            )
+
+    @override
+    async def append_event(self, session: Session, event: Event) -> Event:
+        async with self._troupe_write_lock:
+            return await super().append_event(session, event)
+
+    @override
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        async with self._troupe_write_lock:
+            await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+
+
+def _use_wal(file: Path) -> None:
+    # WAL is a property of the file: set once, every later connection (ADK's
+    # and other processes') uses it. Readers then never block the writer, and
+    # a commit is still on disk when the process is killed.
+    with contextlib.closing(sqlite3.connect(file, timeout=30)) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
 
 
 async def probe_session_store(service: BaseSessionService, *, app_name: str) -> None:
@@ -133,10 +192,5 @@ def conversation(events: list[Event]) -> list[Line]:
             if text:
                 lines.append(Line("user", "message", None, text))
             continue
-        for step in steps(event):
-            lines.append(_line(step))
+        lines.extend(Line(s.author, s.kind, s.name, s.text) for s in steps(event))
     return lines
-
-
-def _line(step: Step) -> Line:
-    return Line(step.author, step.kind, step.name, step.text)

@@ -62,8 +62,9 @@ def load_settings(
     ws = Path(workspace or (parsed.workspace if parsed and parsed.workspace else os.getcwd()))
     ws = ws.expanduser().resolve()
     use_builtins = parsed.builtin_tools if parsed else True
+    data = _data_dir(data_dir, parsed.data_dir if parsed else None, path)
     config = Config(
-        tools=builtin_tools(workspace=ws) if use_builtins else [],
+        tools=builtin_tools(workspace=ws, data_dir=data) if use_builtins else [],
         model=model or (parsed.model if parsed else None),
         api_base=parsed.api_base if parsed else None,
         system_prompt=parsed.system_prompt if parsed else None,
@@ -79,8 +80,31 @@ def load_settings(
     )
     return Settings(
         config=config,
-        data_dir=Path(data_dir).expanduser() if data_dir else default_data_dir(),
+        data_dir=data,
         workspace=ws,
         session_store=config.session_store or "",
         auth_token=os.environ.get(AUTH_TOKEN_ENV) or (parsed.auth_token if parsed else None),
     )
+
+
+def _data_dir(
+    option: str | Path | None, from_file: str | None, config_path: str | Path | None
+) -> Path:
+    """--data-dir, else the config file's data_dir (relative to the file), else the default."""
+    if option:
+        return Path(option).expanduser()
+    if from_file:
+        chosen = Path(from_file).expanduser()
+        if not chosen.is_absolute() and config_path:
+            chosen = Path(config_path).parent / chosen
+        return chosen
+    return default_data_dir()
+
+
+def load_config(path: str | Path, *, workspace: str | Path | None = None) -> Config:
+    """A :class:`Config` from a YAML config file (built-in tools bound to ``workspace``).
+
+    Accepts the spec's keys ``agent.multiAgent`` and ``agent.maxDelegationRounds``
+    as well as ``multi_agent`` and ``max_delegation_rounds``.
+    """
+    return load_settings(config_path=path, workspace=workspace).config

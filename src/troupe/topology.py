@@ -102,7 +102,6 @@ DEFAULT_TOPOLOGY = Topology(
                 "files",
                 "folder",
                 "directory",
-                "list",
                 "read",
                 "write",
                 "edit",

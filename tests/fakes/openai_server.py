@@ -97,7 +97,9 @@ def serve(replies: list[dict[str, Any]]) -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI(replies=replies)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
     fake.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, name="fake-openai", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, args=(0.05,), name="fake-openai", daemon=True
+    )
     thread.start()
     try:
         yield fake

@@ -6,7 +6,6 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import fields
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +34,26 @@ TOOLS_BY_ROLE = {
     "chronicler": ["memory_store", "observe_event", "reflect_summary"],
 }
 ALL_ROUTED = [name for names in TOOLS_BY_ROLE.values() for name in names]
+
+
+def exec_shell(command: str) -> dict[str, str]:
+    """Run a shell command and return its output."""
+    return {"output": f"ran {command}"}
+
+
+def fs_list(path: str = ".") -> dict[str, list[str]]:
+    """List the files in a directory."""
+    return {"entries": ["notes.txt"]}
+
+
+def fs_read(path: str) -> dict[str, str]:
+    """Read a text file."""
+    return {"content": f"contents of {path}"}
+
+
+# Operator tools defined here, not troupe's built-ins, so routing tests do not
+# change when built-in tools are added.
+OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
 
 
 def make_tool(name: str) -> troupe.Tool:
@@ -251,12 +270,10 @@ def test_capability_map_has_entries_for_secrets_create_skill_and_list_skills() -
 # Requirement: Orchestrator instruction guides delegation-only execution
 
 
-async def test_agent_name_exactness_orchestrator_transfers_to_operator_not_an_abbreviation(
-    tmp_path: Path,
-) -> None:
-    root = troupe.build_agent_tree(
-        troupe.Config(tools=troupe.builtin_tools(workspace=tmp_path), model="offline")
-    )
+async def test_agent_name_exactness_orchestrator_transfers_to_operator_not_an_abbreviation() -> (
+    None
+):
+    root = troupe.build_agent_tree(troupe.Config(tools=OPERATOR_TOOLS, model="offline"))
 
     steps = simplify(await run_offline(root, "run `echo exact`"))
 

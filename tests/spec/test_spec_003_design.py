@@ -99,9 +99,7 @@ async def test_single_retry_with_correction_message_recovers_from_a_hallucinated
     assert user_texts(retry)[-1] == correction(BAD_NAME)
 
 
-async def test_single_retry_only_once_then_unknown_agent_error_names_bad_and_valid_agents() -> (
-    None
-):
+async def test_single_retry_only_once_then_unknown_agent_error_names_bad_and_valid_agents() -> None:
     model = ScriptedModel(
         replies=[
             call("transfer_to_agent", agent_name=BAD_NAME),

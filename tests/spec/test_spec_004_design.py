@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncGenerator
-from pathlib import Path
+from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
@@ -27,6 +27,26 @@ from troupe.testing import declared_tools, simplify
 SIX_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
 
 
+def exec_shell(command: str) -> dict[str, str]:
+    """Run a shell command and return its output."""
+    return {"output": f"ran {command}"}
+
+
+def fs_list(path: str = ".") -> dict[str, list[str]]:
+    """List the files in a directory."""
+    return {"entries": ["notes.txt"]}
+
+
+def fs_read(path: str) -> dict[str, str]:
+    """Read a text file."""
+    return {"content": f"contents of {path}"}
+
+
+# Operator tools defined here, not troupe's built-ins, so routing tests do not
+# change when built-in tools are added.
+OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
+
+
 def make_tool(name: str) -> troupe.Tool:
     def run(request: str = "") -> dict[str, str]:
         return {"tool": name, "request": request}
@@ -36,10 +56,8 @@ def make_tool(name: str) -> troupe.Tool:
     return troupe.Tool.from_function(run)
 
 
-def tree(tool_names: list[str], **options: object) -> LlmAgent:
-    config = troupe.Config(tools=[make_tool(n) for n in tool_names], model="offline")
-    for key, value in options.items():
-        setattr(config, key, value)
+def tree(tool_names: list[str], **options: Any) -> LlmAgent:
+    config = troupe.Config(tools=[make_tool(n) for n in tool_names], model="offline", **options)
     return troupe.build_agent_tree(config)
 
 
@@ -234,9 +252,9 @@ def crypto_hash(text: str) -> dict[str, str]:
     return {"digest": f"sha256 of {text}"}
 
 
-async def test_reject_protocol_misrouted_task_is_rejected_and_rerouted(tmp_path: Path) -> None:
+async def test_reject_protocol_misrouted_task_is_rejected_and_rerouted() -> None:
     model = MisroutingModel()
-    tools = [*troupe.builtin_tools(workspace=tmp_path), troupe.Tool.from_function(crypto_hash)]
+    tools = [*OPERATOR_TOOLS, troupe.Tool.from_function(crypto_hash)]
     root = troupe.build_agent_tree(troupe.Config(tools=tools, model=model))
 
     assistant = troupe.Assistant(root)

@@ -5,26 +5,56 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..tools import Tool
+from ._store import StoreError, resolve_data_dir
 from .browser_session import browser_unavailable_reason
+from .chronicler import chronicler_tools
+from .knowledge_store import KnowledgeStore
+from .librarian import librarian_tools
+from .memory_store import MemoryStore
 from .navigator import navigator_tools
 from .operator import operator_tools
+from .secret_store import SecretStore, VaultError
+from .vault import vault_tools
 from .workspace import Workspace
 
 
-def builtin_tools(*, workspace: str | Path | None = None) -> list[Tool]:
-    """Every built-in tool, confined to ``workspace`` (default: the current directory)."""
+def builtin_tools(
+    *, workspace: str | Path | None = None, data_dir: str | Path | None = None
+) -> list[Tool]:
+    """Every built-in tool, confined to ``workspace`` (default: the current directory).
+
+    The librarian, chronicler and vault keep their SQLite stores in ``data_dir``
+    (default: TROUPE_DATA_DIR, else ~/.local/share/troupe); the files are
+    created on first use, not here.
+    """
     ws = Workspace(workspace)
-    tools = [*operator_tools(ws)]
+    data = resolve_data_dir(data_dir)
+    knowledge = KnowledgeStore(data / "knowledge.db")
+    secrets = SecretStore(data)
+    tools = [
+        *operator_tools(ws, skills=knowledge, secrets=secrets, private_dirs=[data]),
+        *vault_tools(ws, secrets),
+        *librarian_tools(knowledge),
+        *chronicler_tools(MemoryStore(data / "memory.db")),
+    ]
     # Without Playwright or Chromium the navigator is left out; `troupe tree` says why.
     if browser_unavailable_reason() is None:
-        tools += navigator_tools(ws)
+        tools += navigator_tools(ws, secret_lookup=secrets.get)
     return tools
 
 
 __all__ = [
+    "KnowledgeStore",
+    "MemoryStore",
+    "SecretStore",
+    "StoreError",
+    "VaultError",
     "Workspace",
     "browser_unavailable_reason",
     "builtin_tools",
+    "chronicler_tools",
+    "librarian_tools",
     "navigator_tools",
     "operator_tools",
+    "vault_tools",
 ]

@@ -78,14 +78,14 @@ SCHEMA = (
 )
 
 
-def fts_query(text: str) -> str:
+def fts_query(text: str, *, ignore: frozenset[str] = frozenset()) -> str:
     """A safe FTS5 query for free text: its words, any of which may match.
 
     BM25 ranks entries matching more (and rarer) words first, so OR keeps
     recall without losing precision at the top.
     """
     tokens = [t.lower() for t in _WORD.findall(text)]
-    useful = [t for t in tokens if t not in _STOPWORDS] or tokens
+    useful = [t for t in tokens if t not in _STOPWORDS and t not in ignore] or tokens
     unique = list(dict.fromkeys(useful))
     if not unique:
         raise BadArgument(
@@ -105,7 +105,8 @@ def _entry(row: Any, score: float | None = None) -> dict[str, Any]:
         "saved_at": iso(row["created_at"]),
     }
     if score is not None:
-        out["score"] = round(score, 4)
+        # Significant digits, not decimals: BM25 scores in a small store are tiny.
+        out["score"] = float(f"{score:.4g}")
     return out
 
 

@@ -17,15 +17,16 @@ from urllib.parse import urlsplit
 
 from ..tools import Tool
 from .browser_session import BrowserSession, BrowserUnavailableError, shared_browser
+from .secret_store import SECRET_REF, reference
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
 SecretLookup = Callable[[str], str | None]
-"""Returns the plaintext of the secret named by its argument, or None if unknown."""
+"""Returns the plaintext of the named secret; None or an exception when it is unknown.
+The built-ins pass the vault's ``SecretStore.get``."""
 
-SECRET_REFERENCE = re.compile(r"\{\{secret:([A-Za-z0-9_.-]+)\}\}")
 ALLOWED_SCHEMES = ("http", "https")
 MAX_TEXT_CHARS = 20_000
 MAX_LINKS = 200
@@ -205,24 +206,24 @@ def navigator_tools(
             return tool_error("the field is empty", "a CSS selector, label or placeholder")
         if not isinstance(text, str):
             return tool_error("text must be a string", "the text to type")
-        value = text
-        refs = SECRET_REFERENCE.findall(text)
-        if refs:
-            if secret_lookup is None:
-                return tool_error(
-                    "secret references need the vault, which is not configured",
-                    "plain text, or store the secret with secrets_set first",
-                )
-            for ref in dict.fromkeys(refs):
-                try:
-                    plain = secret_lookup(ref)
-                except Exception as exc:
-                    return tool_error(f"cannot read secret {ref!r}: {exc}", "a stored secret")
-                if plain is None:
-                    return tool_error(f"no secret named {ref!r}", "the name of a stored secret")
-                value = value.replace("{{secret:" + ref + "}}", plain)
-                if plain:
-                    revealed[plain] = "{{secret:" + ref + "}}"
+        names = list(dict.fromkeys(SECRET_REF.findall(text)))
+        if names and secret_lookup is None:
+            return tool_error(
+                "secret references need the vault, which is not configured",
+                "plain text, or store the secret with secrets_set first",
+            )
+        plain: dict[str, str] = {}
+        for ref in names:
+            try:
+                found = secret_lookup(ref) if secret_lookup is not None else None
+            except Exception as exc:
+                return tool_error(f"cannot read secret {ref!r}: {exc}", "a stored secret")
+            if found is None:
+                return tool_error(f"no secret named {ref!r}", "the name of a stored secret")
+            plain[ref] = found
+            if found:
+                revealed[found] = reference(ref)
+        value = SECRET_REF.sub(lambda m: plain[m.group(1)], text) if plain else text
         page = open_page()
         if isinstance(page, dict):
             return page
@@ -248,7 +249,11 @@ def navigator_tools(
             return scrub(
                 tool_error(f"could not type into {name!r}: {_short_error(exc)}", "a text field")
             )
-        out: dict[str, Any] = {"typed_into": name, "characters": len(value), "submitted": submit}
+        out: dict[str, Any] = {"typed_into": name, "submitted": submit}
+        if plain:
+            out["secrets_used"] = list(plain)  # names only: not even a value's length
+        else:
+            out["characters"] = len(value)
         if submit:
             await settle(page)
             out.update(await summary(page))

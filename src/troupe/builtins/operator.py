@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import shlex
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..tools import Tool
+from ._args import BadArgument, guarded, name_arg, text_arg
+from ._process import ProcessResult, child_env, env_arg, run_process
+from .secret_store import SECRET_REF
 from .shell_policy import DEFAULT_DENY_COMMANDS, compile_deny_list, denied_by, needs_approval
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
+
+if TYPE_CHECKING:
+    from .knowledge_store import KnowledgeStore
+    from .secret_store import SecretStore
 
 MAX_READ_BYTES = 200_000
 MAX_LIST_ENTRIES = 500
 DEFAULT_TIMEOUT_S = 30.0
 MAX_OUTPUT_CHARS = 20_000
-
-
-def _cap(text: str, limit: int) -> tuple[str, bool]:
-    if len(text) <= limit:
-        return text, False
-    return text[:limit], True
+MAX_EDIT_BYTES = 2_000_000
+MAX_SKILL_ARGS = 32
 
 
 def operator_tools(
@@ -31,18 +33,40 @@ def operator_tools(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_output_chars: int = MAX_OUTPUT_CHARS,
     deny_commands: Sequence[str] | None = None,
+    skills: KnowledgeStore | None = None,
+    secrets: SecretStore | None = None,
+    private_dirs: Sequence[str | Path] = (),
 ) -> list[Tool]:
-    """fs_read, fs_list, fs_write and exec_shell bound to ``workspace``.
+    """fs_read, fs_list, fs_write, fs_edit, exec_shell and skill_run bound to ``workspace``.
 
     ``deny_commands`` are regular expressions for commands exec_shell refuses
     before anyone is asked (default: :data:`DEFAULT_DENY_COMMANDS`).
+    ``skills`` is the store skill_run reads (no skill_run without it);
+    ``secrets`` substitutes ``{{secret:NAME}}`` in exec_shell's ``env`` and masks
+    secret values in output; the file tools refuse paths in ``private_dirs``
+    (troupe's data directory, which holds the vault's key).
     """
     deny_list = compile_deny_list(DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands)
+    private = [Path(p).expanduser().resolve() for p in private_dirs]
+
+    def mask(text: str) -> str:
+        return secrets.mask(text) if secrets is not None else text
+
+    def resolve_file(path: str) -> Path:
+        """``path`` inside the workspace and outside troupe's private data."""
+        target = workspace.resolve(path)
+        for root in private:
+            if target == root or root in target.parents:
+                raise PathOutsideWorkspace(
+                    f"path {path!r} is inside troupe's data directory {str(root)!r}, which "
+                    "holds its stores and keys; the file tools never touch it"
+                )
+        return target
 
     def fs_read(path: str) -> dict[str, Any]:
         """Read a text file inside the workspace and return its contents."""
         try:
-            target = workspace.resolve(path)
+            target = resolve_file(path)
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a path inside the workspace")
         if not target.is_file():
@@ -51,7 +75,7 @@ def operator_tools(
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
         return {
             "path": workspace.relative(target),
-            "content": text,
+            "content": mask(text),
             "truncated": len(data) > MAX_READ_BYTES,
         }
 
@@ -72,7 +96,7 @@ def operator_tools(
         if not isinstance(content, str):
             return tool_error("content must be text", "a string")
         try:
-            target = workspace.resolve(path)
+            target = resolve_file(path)
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a path inside the workspace")
         if target.is_dir():
@@ -83,13 +107,43 @@ def operator_tools(
         os.replace(tmp, target)  # atomic: a crash never leaves half a file
         return {"path": workspace.relative(target), "bytes": len(content.encode())}
 
-    async def exec_shell(command: str) -> dict[str, Any]:
-        """Run a shell command in the workspace and return its exit code and output."""
+    def secret_env(env: Any) -> dict[str, str]:
+        """The ``env`` argument checked, with secret references substituted."""
+        extra = env_arg(env)
+        if not any(SECRET_REF.search(value) for value in extra.values()):
+            return extra
+        if secrets is None:
+            raise BadArgument(
+                "env uses a {{secret:NAME}} reference but no secret store is configured",
+                "plain values, or troupe's built-in vault (builtin_tools) for secrets",
+            )
+        return secrets.substitute_env(extra)
+
+    def report(result: ProcessResult, **head: Any) -> dict[str, Any]:
+        if result.timed_out:
+            return tool_error(
+                f"timed out after {timeout_s:g} s and was stopped",
+                "a command that finishes in time",
+                **head,
+            )
+        return {
+            **head,
+            "exit_code": result.exit_code,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "truncated": result.truncated,
+        }
+
+    @guarded
+    async def exec_shell(command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        """Run a shell command in the workspace and return its exit code and output.
+        `env` adds environment variables; a value may be '{{secret:NAME}}', substituted
+        only inside the command's process and masked in its output."""
         if not isinstance(command, str) or not command.strip():
             return tool_error("the command is empty", "a shell command such as 'ls -la'")
         if (rule := denied_by(command, deny_list)) is not None:
             return tool_error(
-                f"refused: {command!r} is on the deny list (pattern {rule!r}) and is never run",
+                f"refused: {command!r} matches the deny-list pattern `{rule}` and is never run",
                 "a command that does not wipe, format or power off the machine",
                 command=command,
             )
@@ -97,47 +151,129 @@ def operator_tools(
             shlex.split(command)
         except ValueError as exc:
             return tool_error(f"cannot parse the command: {exc}", "a well-quoted shell command")
-        proc = await asyncio.create_subprocess_shell(
-            command,
-            cwd=workspace.root,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
-        except TimeoutError:
-            _kill_group(proc.pid)
-            await proc.wait()
-            return tool_error(
-                f"timed out after {timeout_s:g} s and was stopped",
-                "a command that finishes in time",
-                command=command,
+        if SECRET_REF.search(command):
+            # On the command line a value would show in `ps` and in error messages.
+            raise BadArgument(
+                "secret references are not substituted in the command itself",
+                "env={'TOKEN': '{{secret:NAME}}'} and $TOKEN in the command",
             )
-        stdout, out_cut = _cap(out.decode(errors="replace"), max_output_chars)
-        stderr, err_cut = _cap(err.decode(errors="replace"), max_output_chars)
-        return {
-            "command": command,
-            "exit_code": proc.returncode,
-            "stdout": stdout,
-            "stderr": stderr,
-            "truncated": out_cut or err_cut,
-        }
+        result = await run_process(
+            shell_command=command,
+            cwd=workspace.root,
+            env=child_env(secret_env(env)),
+            timeout_s=timeout_s,
+            max_output_chars=max_output_chars,
+            mask=mask,
+        )
+        return report(result, command=command)
 
-    def shell_needs_approval(command: str = "", **_: Any) -> bool:
+    @guarded
+    def fs_edit(path: str, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
+        """Replace the text `old` with `new` in a file inside the workspace. `old` must
+        occur exactly once unless replace_all is true."""
+        target = resolve_file(text_arg("path", path, example="notes.txt"))
+        if not isinstance(old, str) or old == "":
+            raise BadArgument("old is empty or not text", "the exact text to replace")
+        if not isinstance(new, str):
+            raise BadArgument(f"new must be text, got {type(new).__name__}", "a string")
+        if not isinstance(replace_all, bool):
+            raise BadArgument(
+                f"replace_all must be true or false, got {replace_all!r}", "a boolean"
+            )
+        if not target.is_file():
+            raise BadArgument(f"{path!r} is not a file", "the path of an existing text file")
+        if target.stat().st_size > MAX_EDIT_BYTES:
+            raise BadArgument(f"{path!r} is too large to edit", f"at most {MAX_EDIT_BYTES} bytes")
+        try:
+            text = target.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise BadArgument(f"{path!r} is not UTF-8 text", "a text file") from None
+        found = text.count(old)
+        if found == 0:
+            raise BadArgument(
+                f"the text to replace does not occur in {path!r}",
+                "old copied exactly from the file (fs_read shows it), whitespace included",
+            )
+        if found > 1 and not replace_all:
+            raise BadArgument(
+                f"the text to replace occurs {found} times in {path!r}",
+                "a longer old that occurs once, or replace_all=true",
+            )
+        tmp = target.with_name(f".{target.name}.troupe-tmp")
+        tmp.write_text(text.replace(old, new), encoding="utf-8")
+        os.replace(tmp, target)  # atomic: a crash leaves the old file or the new one
+        return {"path": workspace.relative(target), "replacements": found if replace_all else 1}
+
+    @guarded
+    async def skill_run(
+        name: str, args: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Run a saved skill by name. A script skill runs in the workspace like
+        exec_shell, with `args` as $1, $2, ... and optional `env` (values may be
+        '{{secret:NAME}}'); an instruction skill returns its steps to carry out."""
+        if skills is None:
+            return tool_error("no skill store is configured", "troupe's built-in tools")
+        skill_name = name_arg("name", name, example="backup-notes")
+        skill = skills.get_skill(skill_name)
+        if skill is None:
+            known = [s["name"] for s in skills.list_skills()]
+            raise BadArgument(
+                f"no skill named {skill_name!r}",
+                ("one of: " + ", ".join(known)) if known else "a skill made with create_skill",
+            )
+        argv = _skill_args(args)
+        extra = secret_env(env)
+        if skill["kind"] == "instruction":
+            return {
+                "skill": skill["name"],
+                "kind": "instruction",
+                "instruction": mask(skill["body"]),
+                "next": "carry out these steps with the team's tools",
+            }
+        if (rule := denied_by(skill["body"], deny_list)) is not None:
+            return tool_error(
+                f"refused: skill {skill['name']!r} runs a deny-listed command (pattern {rule!r})",
+                "a skill whose script does not wipe, format or power off the machine",
+            )
+        result = await run_process(
+            argv=["/bin/sh", "-c", skill["body"], skill["name"], *argv],
+            cwd=workspace.root,
+            env=child_env(extra),
+            timeout_s=timeout_s,
+            max_output_chars=max_output_chars,
+            mask=mask,
+        )
+        return report(result, skill=skill["name"], kind="script", args=argv)
+
+    def shell_needs_approval(command: str = "", env: Any = None, **_: Any) -> bool:
+        # Handing a secret to a command always asks, even for a read-only one.
+        if isinstance(env, dict) and any(SECRET_REF.search(str(v)) for v in env.values()):
+            return True
         return needs_approval(command, workspace_root=workspace.root, deny_list=deny_list)
 
-    return [
+    tools = [
         Tool.from_function(fs_read),
         Tool.from_function(fs_list),
         Tool.from_function(fs_write, dangerous=True),
+        Tool.from_function(fs_edit, dangerous=True),
         Tool.from_function(exec_shell, dangerous=shell_needs_approval),
     ]
+    if skills is not None:
+        tools.append(Tool.from_function(skill_run, dangerous=True))
+    return tools
 
 
-def _kill_group(pid: int) -> None:
-    import signal
-
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+def _skill_args(value: Any) -> list[str]:
+    if value is None:
+        return []
+    accepted = f"a list of at most {MAX_SKILL_ARGS} strings, e.g. ['notes', '--verbose']"
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError as exc:
+            raise BadArgument(f"cannot split args {value!r}: {exc}", accepted) from None
+    if not isinstance(value, list) or len(value) > MAX_SKILL_ARGS:
+        raise BadArgument(f"args must be a list of strings, got {value!r}", accepted)
+    if not all(isinstance(item, str | int | float) for item in value):
+        raise BadArgument(f"args must be a list of strings, got {value!r}", accepted)
+    return [str(item) for item in value]

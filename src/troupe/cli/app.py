@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 import uuid
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -50,6 +51,8 @@ def _quiet_logs(verbose: bool) -> None:
     if not verbose:
         for name in ("google_adk", "google.adk", "LiteLLM", "litellm", "httpx"):
             logging.getLogger(name).setLevel(logging.ERROR)
+        # ADK marks its A2A and credential services experimental on every use.
+        warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
 
 
 def _fail(exc: BaseException) -> typer.Exit:
@@ -220,6 +223,15 @@ def _register_commands() -> None:
 
 
 _register_commands()
+
+
+def _register_subcommands() -> None:
+    from .bench import bench_app
+
+    app.add_typer(bench_app, name="bench")
+
+
+_register_subcommands()
 
 
 def main() -> None:

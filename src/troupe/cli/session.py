@@ -167,7 +167,7 @@ class ChatSession:
         for key, value in request.args.items():
             shown = json.dumps(value, ensure_ascii=False)
             out.print(f"  [dim]{escape(key)}[/] = {escape(shown)}")
-        answer = await asyncio.to_thread(out.input, "[bold]allow?[/] [y/N] ")
+        answer = await asyncio.to_thread(out.input, "[bold]allow?[/] " + escape("[y/N]") + " ")
         return answer.strip().lower() in YES_WORDS
 
     def _show_decision(self, request: ApprovalRequest, decision: ApprovalDecision) -> None:

@@ -63,7 +63,8 @@ def build_agent_card(root: BaseAgent, *, url: str, bearer: bool) -> Any:
         summary = "; ".join(f"{skill.name} ({', '.join(skill.tags)})" for skill in skills)
         description = f"A troupe team of agents. It can route work to: {summary}."
     else:
-        description = f"{root.description} Capabilities: {', '.join(skills[0].tags)}."
+        # A specialist's description already names its capabilities.
+        description = root.description or skills[0].description
     card = types.AgentCard(
         name=root.name,
         description=description,

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server on 127.0.0.1 for troupe's session-store tests.
+#
+#   eval "$(bash .ci/postgres.sh start)"    # installs Debian's postgresql if missing,
+#                                           # starts a cluster in a temp dir, creates a
+#                                           # database and prints the exports below
+#   bash .ci/postgres.sh stop "$TROUPE_TEST_POSTGRES_DIR"
+#
+# start prints (on stdout, everything else goes to stderr):
+#   export TROUPE_TEST_POSTGRES_URL=postgresql+asyncpg://troupe@127.0.0.1:PORT/troupe_test
+#   export TROUPE_TEST_POSTGRES_DIR=/tmp/troupe-pg.XXXXXX
+# PORT is a free port unless TROUPE_PG_PORT is set. The cluster trusts local
+# connections and runs without fsync: it lives for one test run only.
+set -euo pipefail
+
+log() { echo "postgres.sh: $*" >&2; }
+
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    sudo -u postgres -- "$@"
+  fi
+}
+
+find_bindir() {
+  local dir
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  return 1
+}
+
+install_postgres() {
+  log "installing Debian's postgresql package"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >&2
+  $sudo apt-get install -y -qq --no-install-recommends postgresql >&2
+}
+
+free_port() {
+  local py
+  py="$(command -v python3 || command -v python)"
+  "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+start() {
+  local bindir dir port
+  bindir="$(find_bindir || true)"
+  if [ -z "$bindir" ]; then
+    install_postgres
+    bindir="$(find_bindir)" || { log "postgresql installed but initdb not found"; exit 1; }
+  fi
+  id postgres >/dev/null 2>&1 || { log "no 'postgres' user after install"; exit 1; }
+
+  dir="$(mktemp -d /tmp/troupe-pg.XXXXXX)"
+  chown postgres: "$dir"
+  chmod 700 "$dir"
+  port="${TROUPE_PG_PORT:-$(free_port)}"
+
+  as_postgres "$bindir/initdb" -D "$dir/data" --auth=trust --username=troupe \
+    --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
+    || { cat "$dir/initdb.log" >&2; exit 1; }
+  as_postgres "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=300" \
+    start >&2 || { cat "$dir/server.log" >&2; exit 1; }
+  as_postgres "$bindir/createdb" -h 127.0.0.1 -p "$port" -U troupe troupe_test >&2
+
+  log "PostgreSQL $("$bindir/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port, data in $dir"
+  echo "export TROUPE_TEST_POSTGRES_URL=postgresql+asyncpg://troupe@127.0.0.1:$port/troupe_test"
+  echo "export TROUPE_TEST_POSTGRES_DIR=$dir"
+}
+
+stop() {
+  local dir="${1:-${TROUPE_TEST_POSTGRES_DIR:-}}" bindir
+  if [ -z "$dir" ] || [ ! -d "$dir/data" ]; then
+    log "nothing to stop (no cluster directory given)"
+    return 0
+  fi
+  bindir="$(find_bindir)"
+  as_postgres "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true
+  rm -rf "$dir"
+  log "stopped and removed $dir"
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop "${2:-}" ;;
+  *) log "usage: $0 start | stop DIR"; exit 2 ;;
+esac

@@ -1,0 +1,316 @@
+"""Load test: many concurrent sessions against ``troupe serve`` on loopback.
+
+Starts ``python -m troupe serve`` with the offline model on a free 127.0.0.1
+port (or uses ``--url`` of a server already running on loopback), opens
+``--sessions`` sessions at once, sends ``--turns`` messages in each (one after
+another within a session, all sessions in parallel) through ADK's ``/run``
+endpoint, then reads every session back and checks that it holds every event
+the server acknowledged. Prints a table and writes JSON.
+
+    python bench/load.py                       # 200 sessions x 10 turns
+    python bench/load.py --sessions 20 --turns 3 --out /tmp/load.json
+
+Bounded: at most 20,000 turns and ``--max-seconds`` of wall time; turns not
+sent by the deadline are reported as not run. Never leaves loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+APP = "troupe"
+MAX_TURNS_TOTAL = 20_000
+MESSAGES = (
+    "hello",
+    "list the files here",
+    "read notes.txt",
+    "list the files in docs",
+    "thanks",
+)
+"""What each session says, in turn (offline model: greeting, fs_list, fs_read)."""
+DEFAULT_OUT = Path(__file__).parent / "results" / "load.json"
+
+
+@dataclass
+class SessionResult:
+    """What one simulated user saw."""
+
+    session_id: str
+    latencies: list[float] = field(default_factory=list)
+    acknowledged_events: int = 0
+    turns_ok: int = 0
+    errors: list[str] = field(default_factory=list)
+    stored_events: int | None = None
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def require_loopback(url: str) -> None:
+    """Refuse to load anything but this machine."""
+    host = urlsplit(url).hostname or ""
+    try:
+        ok = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        ok = False
+    if not ok:
+        raise SystemExit(f"--url {url!r} is not a loopback address; this benchmark stays local.")
+
+
+def make_workspace(root: Path) -> Path:
+    """A small workspace for the file tools to look at."""
+    ws = root / "workspace"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "notes.txt").write_text("troupe load test notes\n", encoding="utf-8")
+    (ws / "docs" / "guide.md").write_text("# guide\n", encoding="utf-8")
+    return ws
+
+
+def start_server(root: Path, port: int, session_store: str | None) -> subprocess.Popen[bytes]:
+    """``python -m troupe serve`` on 127.0.0.1:port with the offline model."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TROUPE_CONFIG", "TROUPE_AUTH_TOKEN")}
+    env["TROUPE_DATA_DIR"] = str(root / "data")
+    env["TROUPE_MODEL"] = "offline"
+    if session_store:
+        env["TROUPE_SESSION_STORE"] = session_store
+    cmd = [
+        sys.executable, "-m", "troupe", "serve",
+        "--host", "127.0.0.1", "--port", str(port),
+        "--model", "offline", "--workspace", str(make_workspace(root)),
+    ]  # fmt: skip
+    log = (root / "server.log").open("wb")
+    return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+async def wait_ready(client: httpx.AsyncClient, base: str, timeout: float = 60.0) -> None:
+    """Poll /readyz until the server answers 200."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if (await client.get(f"{base}/readyz")).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        await asyncio.sleep(0.2)
+    raise SystemExit(f"server at {base} did not become ready within {timeout:.0f}s")
+
+
+async def run_session(
+    client: httpx.AsyncClient, base: str, sid: str, turns: int, deadline: float
+) -> SessionResult:
+    """Create session ``sid`` and send ``turns`` messages, one at a time."""
+    result = SessionResult(sid)
+    user = f"user-{sid}"
+    try:
+        created = await client.post(
+            f"{base}/apps/{APP}/users/{user}/sessions", json={"session_id": sid}
+        )
+        created.raise_for_status()
+    except httpx.HTTPError as exc:
+        result.errors.append(f"create: {type(exc).__name__}: {exc}")
+        return result
+    for turn in range(turns):
+        if time.monotonic() > deadline:
+            result.errors.append("deadline: turn not sent")
+            continue
+        body = {
+            "app_name": APP,
+            "user_id": user,
+            "session_id": sid,
+            "new_message": {"role": "user", "parts": [{"text": MESSAGES[turn % len(MESSAGES)]}]},
+        }
+        start = time.perf_counter()
+        try:
+            reply = await client.post(f"{base}/run", json=body)
+        except httpx.HTTPError as exc:
+            result.errors.append(f"turn {turn}: {type(exc).__name__}: {exc}")
+            continue
+        elapsed = time.perf_counter() - start
+        if reply.status_code != 200:
+            result.errors.append(f"turn {turn}: HTTP {reply.status_code}: {reply.text[:200]}")
+            continue
+        events = reply.json()
+        if not any(_has_text(e) for e in events):
+            result.errors.append(f"turn {turn}: no answer text in {len(events)} events")
+            continue
+        result.latencies.append(elapsed)
+        # The user's message is stored as an event too; /run returns the rest.
+        result.acknowledged_events += 1 + len(events)
+        result.turns_ok += 1
+    return result
+
+
+def _has_text(event: dict[str, Any]) -> bool:
+    parts = (event.get("content") or {}).get("parts") or []
+    return any(p.get("text") for p in parts)
+
+
+async def read_back(client: httpx.AsyncClient, base: str, result: SessionResult) -> None:
+    """How many events the store holds for the session."""
+    try:
+        reply = await client.get(
+            f"{base}/apps/{APP}/users/user-{result.session_id}/sessions/{result.session_id}"
+        )
+        reply.raise_for_status()
+        result.stored_events = len(reply.json().get("events") or [])
+    except httpx.HTTPError as exc:
+        result.errors.append(f"read back: {type(exc).__name__}: {exc}")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) by nearest rank; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+async def run_load(
+    base: str, sessions: int, turns: int, max_seconds: float, prefix: str
+) -> tuple[list[SessionResult], float]:
+    """All sessions at once; returns their results and the wall time of the turns."""
+    limits = httpx.Limits(max_connections=sessions + 8, max_keepalive_connections=sessions + 8)
+    timeout = httpx.Timeout(max_seconds, connect=30.0)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+        await wait_ready(client, base)
+        deadline = time.monotonic() + max_seconds
+        start = time.perf_counter()
+        results = await asyncio.gather(
+            *(run_session(client, base, f"{prefix}-{i:04d}", turns, deadline)
+              for i in range(sessions))
+        )  # fmt: skip
+        wall = time.perf_counter() - start
+        for chunk in range(0, len(results), 50):
+            await asyncio.gather(*(read_back(client, base, r) for r in results[chunk : chunk + 50]))
+    return list(results), wall
+
+
+def summarize(
+    results: list[SessionResult], wall: float, sessions: int, turns: int, store: str
+) -> dict[str, Any]:
+    """The figures the table and the JSON report."""
+    latencies = [lat for r in results for lat in r.latencies]
+    ok = sum(r.turns_ok for r in results)
+    complete = sum(1 for r in results if r.stored_events == r.acknowledged_events)
+    errors = [e for r in results for e in r.errors]
+    return {
+        "sessions": sessions,
+        "turns_per_session": turns,
+        "turns_requested": sessions * turns,
+        "turns_ok": ok,
+        "errors": len(errors),
+        "error_samples": errors[:10],
+        "wall_seconds": round(wall, 3),
+        "turns_per_second": round(ok / wall, 2) if wall else 0.0,
+        "latency_p50_ms": round(percentile(latencies, 50) * 1000, 1),
+        "latency_p99_ms": round(percentile(latencies, 99) * 1000, 1),
+        "latency_max_ms": round(max(latencies, default=0.0) * 1000, 1),
+        "latency_mean_ms": round(statistics.fmean(latencies) * 1000, 1) if latencies else 0.0,
+        "sessions_with_all_events": complete,
+        "events_acknowledged": sum(r.acknowledged_events for r in results),
+        "events_stored": sum(r.stored_events or 0 for r in results),
+        "session_store": store,
+        "model": "offline",
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def print_table(report: dict[str, Any]) -> None:
+    """The report as a two-column table."""
+    rows = [
+        ("sessions x turns", f"{report['sessions']} x {report['turns_per_session']}"),
+        ("turns ok", f"{report['turns_ok']} / {report['turns_requested']}"),
+        ("errors", str(report["errors"])),
+        ("wall time", f"{report['wall_seconds']:.2f} s"),
+        ("throughput", f"{report['turns_per_second']:.1f} turns/s"),
+        ("latency p50", f"{report['latency_p50_ms']:.1f} ms"),
+        ("latency p99", f"{report['latency_p99_ms']:.1f} ms"),
+        ("latency max", f"{report['latency_max_ms']:.1f} ms"),
+        (
+            "sessions holding all events",
+            f"{report['sessions_with_all_events']} / {report['sessions']}",
+        ),
+        ("events acknowledged / stored",
+         f"{report['events_acknowledged']} / {report['events_stored']}"),
+        ("session store", report["session_store"]),
+    ]  # fmt: skip
+    width = max(len(k) for k, _ in rows)
+    print(f"{'metric'.ljust(width)} | value")
+    print(f"{'-' * width}-+-{'-' * 24}")
+    for key, value in rows:
+        print(f"{key.ljust(width)} | {value}")
+    for sample in report["error_samples"]:
+        print(f"  error: {sample}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 0 when every turn succeeded and was stored."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=200, help="Concurrent sessions.")
+    parser.add_argument("--turns", type=int, default=10, help="Turns in each session.")
+    parser.add_argument("--max-seconds", type=float, default=300.0, help="Wall-time bound.")
+    parser.add_argument("--url", help="Use this running loopback server instead of starting one.")
+    parser.add_argument("--session-store", help="Session store URL for the server it starts.")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Where to write JSON.")
+    args = parser.parse_args(argv)
+    if args.sessions < 1 or args.turns < 1:
+        parser.error("--sessions and --turns must be at least 1")
+    if args.sessions * args.turns > MAX_TURNS_TOTAL:
+        parser.error(f"at most {MAX_TURNS_TOTAL} turns in one run")
+
+    server = None
+    with tempfile.TemporaryDirectory(prefix="troupe-load-") as tmp:
+        if args.url:
+            require_loopback(args.url)
+            base = args.url.rstrip("/")
+            store = "(the running server's)"
+        else:
+            port = free_port()
+            base = f"http://127.0.0.1:{port}"
+            server = start_server(Path(tmp), port, args.session_store)
+            store = args.session_store or "sqlite (sessions.db in a temp data dir)"
+        try:
+            results, wall = asyncio.run(
+                run_load(base, args.sessions, args.turns, args.max_seconds, f"load{os.getpid()}")
+            )
+        finally:
+            if server is not None:
+                server.terminate()
+                try:
+                    server.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+    report = summarize(results, wall, args.sessions, args.turns, store)
+    print_table(report)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    perfect = report["errors"] == 0 and report["sessions_with_all_events"] == args.sessions
+    return 0 if perfect else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Run a child process for exec_shell and skill_run: timeout, capped output, clean env."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._args import BadArgument
+from .secret_store import KEY_ENV
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# Never handed to a child: with it, a command could decrypt every stored secret.
+_PRIVATE_ENV = frozenset({KEY_ENV})
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """What a finished (or stopped) child process left behind."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    truncated: bool
+    timed_out: bool
+
+
+def env_arg(value: Any) -> dict[str, str]:
+    """Validate an ``env`` argument: a mapping of variable names to text values."""
+    if value is None:
+        return {}
+    accepted = "a mapping of variable names to text, e.g. {'API_TOKEN': '{{secret:GITHUB}}'}"
+    if not isinstance(value, Mapping):
+        raise BadArgument(f"env must be a mapping, got {type(value).__name__} {value!r}", accepted)
+    env: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not _ENV_NAME.match(key):
+            raise BadArgument(f"env variable name {key!r} is not allowed", accepted)
+        if key in _PRIVATE_ENV:
+            raise BadArgument(f"env variable {key!r} is reserved for troupe", accepted)
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise BadArgument(f"env value for {key!r} must be text, got {item!r}", accepted)
+        env[key] = str(item)
+    return env
+
+
+def child_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """troupe's environment without its private variables, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in _PRIVATE_ENV}
+    env.update(extra)
+    return env
+
+
+def _cap(text: str, limit: int) -> tuple[str, bool]:
+    return (text, False) if len(text) <= limit else (text[:limit], True)
+
+
+async def run_process(
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    max_output_chars: int,
+    shell_command: str | None = None,
+    argv: Sequence[str] | None = None,
+    mask: Callable[[str], str] | None = None,
+) -> ProcessResult:
+    """Run ``shell_command`` through the shell, or ``argv`` directly, in ``cwd``.
+
+    The child gets its own process group, so a timeout stops everything it started.
+    ``mask`` is applied to the whole output before it is cut to size, so a cut
+    never leaves part of a secret behind.
+    """
+    common: dict[str, Any] = {
+        "cwd": cwd,
+        "env": dict(env),
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.PIPE,
+        "stdin": asyncio.subprocess.DEVNULL,
+        "start_new_session": True,
+    }
+    if shell_command is not None:
+        proc = await asyncio.create_subprocess_shell(shell_command, **common)
+    else:
+        assert argv, "run_process needs shell_command or argv"
+        proc = await asyncio.create_subprocess_exec(*argv, **common)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
+    except TimeoutError:
+        _kill_group(proc.pid)
+        await proc.wait()
+        return ProcessResult(None, "", "", False, True)
+    clean = mask or (lambda text: text)
+    stdout, out_cut = _cap(clean(out.decode(errors="replace")), max_output_chars)
+    stderr, err_cut = _cap(clean(err.decode(errors="replace")), max_output_chars)
+    return ProcessResult(proc.returncode, stdout, stderr, out_cut or err_cut, False)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,370 @@
+"""Secrets encrypted at rest, referenced as ``{{secret:NAME}}``, masked in tool output.
+
+The model never sees a secret's value. It writes ``{{secret:NAME}}`` where a
+value is needed; a tool that needs the value (exec_shell's environment, a
+browser form field) calls :meth:`SecretStore.substitute` at call time and
+:meth:`SecretStore.mask` on whatever it returns, so a value echoed back by a
+command comes back as its reference.
+
+Values are encrypted with AES-256-GCM under a master key taken from the
+``TROUPE_SECRET_KEY`` environment variable (32 bytes, hex or base64) or from
+``secret.key`` in the data directory, created with mode 0600 on first use.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+import secrets as _random
+import stat
+import threading
+import time
+from collections.abc import Mapping
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from ..errors import TroupeError
+from ._args import iso
+from ._store import Store
+
+KEY_ENV = "TROUPE_SECRET_KEY"
+KEY_FILENAME = "secret.key"
+FILENAME = "vault.db"
+SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+SECRET_REF = re.compile(r"\{\{\s*secret:([^{}\s]*)\s*\}\}")
+_KEY_CHECK = b"troupe vault key check"
+_NONCE_BYTES = 12
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS secrets (
+        name TEXT PRIMARY KEY,
+        nonce BLOB NOT NULL,
+        ciphertext BLOB NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS meta (
+        key TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS signing_keys (
+        name TEXT PRIMARY KEY,
+        nonce BLOB NOT NULL,
+        ciphertext BLOB NOT NULL,
+        public_key BLOB NOT NULL,
+        created_at REAL NOT NULL
+    )""",
+)
+
+
+class VaultError(TroupeError):
+    """The vault cannot be used: no usable key, or a key that does not match."""
+
+
+class SecretNotFound(VaultError):
+    """A ``{{secret:NAME}}`` reference or name with no stored secret."""
+
+
+def reference(name: str) -> str:
+    """The placeholder the model writes for the secret ``name``."""
+    return "{{secret:" + name + "}}"
+
+
+def parse_key(text: str, *, origin: str) -> bytes:
+    """32 key bytes from hex or base64 text; VaultError naming ``origin`` otherwise."""
+    raw = text.strip()
+    candidates: list[bytes] = []
+    with suppress(ValueError):
+        candidates.append(bytes.fromhex(raw))
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        with suppress(binascii.Error, ValueError):
+            candidates.append(decode(raw + "=" * (-len(raw) % 4)))
+    for key in candidates:
+        if len(key) == 32:
+            return key
+    raise VaultError(
+        f"{origin} is not a 32-byte key; set it to 64 hex characters, e.g. the output of "
+        "`python -c 'import secrets; print(secrets.token_hex(32))'`"
+    )
+
+
+def load_master_key(data_dir: Path) -> bytes:
+    """The master key: TROUPE_SECRET_KEY, else the key file, created (mode 0600) if missing."""
+    if env := os.environ.get(KEY_ENV):
+        return parse_key(env, origin=f"the {KEY_ENV} environment variable")
+    path = data_dir / KEY_FILENAME
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_key_file(path)
+    except OSError as exc:
+        raise VaultError(
+            f"cannot create the key file {str(path)!r}: {exc.strerror}; choose a writable "
+            f"data directory or set {KEY_ENV}"
+        ) from None
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(_random.token_hex(32) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return _read_key_file(path)
+
+
+def _read_key_file(path: Path) -> bytes:
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise VaultError(
+                f"the key file {str(path)!r} can be read by other users (mode {mode:04o}); "
+                f"run `chmod 600 {path}`"
+            )
+        text = path.read_text(encoding="ascii")
+    except OSError as exc:
+        raise VaultError(f"cannot read the key file {str(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        text = ""
+    return parse_key(text, origin=f"the key file {str(path)!r}")
+
+
+class SecretStore:
+    """Named secrets, encrypted in ``vault.db``; also holds the vault's signing keys."""
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self.data_dir = Path(data_dir).expanduser()
+        self.store = Store(self.data_dir / FILENAME, schema=SCHEMA)
+        self._key: bytes | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file."""
+        return self.store.path
+
+    # -- keys --------------------------------------------------------------
+    def master_key(self) -> bytes:
+        """The master key, checked against the store the first time."""
+        with self._lock:
+            if self._key is None:
+                key = load_master_key(self.data_dir)
+                self._check_key(key)
+                self._key = key
+            return self._key
+
+    def _check_key(self, key: bytes) -> None:
+        aead = AESGCM(key)
+        with self.store.write() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'key_check'").fetchone()
+            if row is None:
+                nonce = _random.token_bytes(_NONCE_BYTES)
+                blob = nonce + aead.encrypt(nonce, _KEY_CHECK, b"key-check")
+                conn.execute("INSERT INTO meta(key, value) VALUES ('key_check', ?)", (blob,))
+                return
+        blob = bytes(row["value"])
+        try:
+            aead.decrypt(blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], b"key-check")
+        except InvalidTag:
+            raise VaultError(
+                f"the vault key does not match the one {str(self.path)!r} was created with; "
+                f"set {KEY_ENV} (or restore {KEY_FILENAME}) to the original key, or move "
+                "the vault file aside to start an empty vault"
+            ) from None
+
+    def derived_key(self, purpose: str) -> bytes:
+        """A 32-byte key for ``purpose``, derived from the master key (never the master itself)."""
+        return derive_key(self.master_key(), purpose)
+
+    def _seal(self, plaintext: bytes, aad: bytes) -> tuple[bytes, bytes]:
+        nonce = _random.token_bytes(_NONCE_BYTES)
+        return nonce, AESGCM(self.master_key()).encrypt(nonce, plaintext, aad)
+
+    def _open(self, nonce: bytes, ciphertext: bytes, aad: bytes, what: str) -> bytes:
+        try:
+            return AESGCM(self.master_key()).decrypt(nonce, ciphertext, aad)
+        except InvalidTag:
+            raise VaultError(
+                f"{what} in {str(self.path)!r} cannot be decrypted (altered, or stored under "
+                "another key); set it again"
+            ) from None
+
+    # -- secrets -------------------------------------------------------------
+    def set(self, name: str, value: str) -> bool:
+        """Store (or replace) a secret; True when it replaced an existing one."""
+        nonce, sealed = self._seal(value.encode("utf-8"), _aad(name))
+        now = time.time()
+        with self.store.write() as conn:
+            existed = conn.execute("SELECT 1 FROM secrets WHERE name = ?", (name,)).fetchone()
+            conn.execute(
+                """INSERT INTO secrets(name, nonce, ciphertext, created_at, updated_at)
+                   VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT(name) DO UPDATE SET nonce = excluded.nonce,
+                   ciphertext = excluded.ciphertext, updated_at = excluded.updated_at""",
+                (name, nonce, sealed, now, now),
+            )
+        return existed is not None
+
+    def get(self, name: str) -> str:
+        """A secret's value; :class:`SecretNotFound` when there is none."""
+        with self.store.read() as conn:
+            row = conn.execute(
+                "SELECT nonce, ciphertext FROM secrets WHERE name = ?", (name,)
+            ).fetchone()
+        if row is None:
+            raise SecretNotFound(self._missing(name))
+        plain = self._open(row["nonce"], row["ciphertext"], _aad(name), f"secret {name!r}")
+        return plain.decode("utf-8")
+
+    def exists(self, name: str) -> bool:
+        """True when a secret named ``name`` is stored."""
+        with self.store.read() as conn:
+            return (
+                conn.execute("SELECT 1 FROM secrets WHERE name = ?", (name,)).fetchone() is not None
+            )
+
+    def names(self) -> list[str]:
+        """The stored secrets' names, sorted."""
+        with self.store.read() as conn:
+            return [r["name"] for r in conn.execute("SELECT name FROM secrets ORDER BY name")]
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Name, reference and times of every secret; never a value."""
+        with self.store.read() as conn:
+            rows = conn.execute(
+                "SELECT name, created_at, updated_at FROM secrets ORDER BY name"
+            ).fetchall()
+        return [
+            {
+                "name": r["name"],
+                "reference": reference(r["name"]),
+                "created_at": iso(r["created_at"]),
+                "updated_at": iso(r["updated_at"]),
+            }
+            for r in rows
+        ]
+
+    def delete(self, name: str) -> None:
+        """Remove a secret; :class:`SecretNotFound` when there is none."""
+        with self.store.write() as conn:
+            cur = conn.execute("DELETE FROM secrets WHERE name = ?", (name,))
+        if cur.rowcount == 0:
+            raise SecretNotFound(self._missing(name))
+
+    def _missing(self, name: str) -> str:
+        known = self.names()
+        listing = ", ".join(known) if known else "none yet"
+        return (
+            f"no secret named {name!r} (stored secrets: {listing}); store it first with secrets_set"
+        )
+
+    # -- references and masking ----------------------------------------------
+    def has_references(self, text: str) -> bool:
+        """True when ``text`` contains a ``{{secret:NAME}}`` reference."""
+        return bool(SECRET_REF.search(text))
+
+    def substitute(self, text: str) -> str:
+        """``text`` with every ``{{secret:NAME}}`` replaced by the secret's value.
+
+        Raises :class:`SecretNotFound` naming the first reference with no secret.
+        Call it only where the value leaves troupe (a child process, a form field),
+        never on text that goes back to the model.
+        """
+        names = list(dict.fromkeys(SECRET_REF.findall(text)))
+        if not names:
+            return text
+        values = {name: self.get(name) for name in names}
+        return SECRET_REF.sub(lambda m: values[m.group(1)], text)
+
+    def substitute_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """An environment mapping with references in its values substituted."""
+        return {key: self.substitute(value) for key, value in env.items()}
+
+    def values(self) -> dict[str, str]:
+        """Every secret's value by name (for masking)."""
+        return {name: self.get(name) for name in self.names()}
+
+    def mask(self, text: str) -> str:
+        """``text`` with every stored secret's value replaced by its reference."""
+        if not text:
+            return text
+        try:
+            known = self.values()
+        except TroupeError:
+            return text  # no usable vault: there are no values to leak either
+        return mask_values(text, known)
+
+    def mask_data(self, data: Any) -> Any:
+        """:meth:`mask` applied to every string inside dicts, lists and tuples."""
+        try:
+            known = self.values()
+        except TroupeError:
+            return data
+        if not known:
+            return data
+        return _mask_nested(data, known)
+
+    # -- signing keys ------------------------------------------------------------
+    def signing_key(self, name: str, *, create: bool) -> tuple[bytes, bytes] | None:
+        """(private, public) raw Ed25519 key bytes named ``name``; created on request."""
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+        aad = b"signing-key:" + name.encode()
+        with self.store.read() as conn:
+            row = conn.execute(
+                "SELECT nonce, ciphertext, public_key FROM signing_keys WHERE name = ?", (name,)
+            ).fetchone()
+        if row is not None:
+            private = self._open(row["nonce"], row["ciphertext"], aad, f"signing key {name!r}")
+            return private, bytes(row["public_key"])
+        if not create:
+            return None
+        key = Ed25519PrivateKey.generate()
+        private = key.private_bytes_raw()
+        public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        nonce, sealed = self._seal(private, aad)
+        with self.store.write() as conn:
+            conn.execute(
+                """INSERT OR IGNORE INTO signing_keys(name, nonce, ciphertext, public_key,
+                   created_at) VALUES (?, ?, ?, ?, ?)""",
+                (name, nonce, sealed, public, time.time()),
+            )
+        # Another process may have created the key first; the stored one wins.
+        return self.signing_key(name, create=False)
+
+
+def derive_key(material: bytes, purpose: str) -> bytes:
+    """32 bytes derived from ``material`` with HKDF-SHA256 for ``purpose``."""
+    return HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=b"troupe:" + purpose.encode()
+    ).derive(material)
+
+
+def mask_values(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each value in ``values`` replaced by its name's reference."""
+    # Longest first, so a secret that contains another is masked whole.
+    for name, value in sorted(values.items(), key=lambda item: len(item[1]), reverse=True):
+        if value and value in text:
+            text = text.replace(value, reference(name))
+    return text
+
+
+def _mask_nested(data: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(data, str):
+        return mask_values(data, values)
+    if isinstance(data, dict):
+        return {key: _mask_nested(item, values) for key, item in data.items()}
+    if isinstance(data, list | tuple):
+        return [_mask_nested(item, values) for item in data]
+    return data
+
+
+def _aad(name: str) -> bytes:
+    # Binding the ciphertext to the name stops a row being swapped for another's.
+    return b"secret:" + name.encode("utf-8")

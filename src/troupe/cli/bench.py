@@ -1,0 +1,61 @@
+"""``troupe bench``: the fault-injection and overhead benchmarks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+bench_app = typer.Typer(help="Benchmarks: print a table and write JSON.", no_args_is_help=True)
+console = Console(highlight=False)
+RESULTS = Path("bench/results")
+
+
+@bench_app.command("faults")
+def faults(
+    turns: Annotated[int, typer.Option(help="Turns per strategy.", min=1)] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 7,
+    out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "faults.json",
+) -> None:
+    """Plain ADK vs the specified retry vs troupe, under injected faults."""
+    from ..benchmarks.faults import format_table, run_benchmark
+
+    results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
+    console.print(format_table(results))
+    console.print(f"[dim]wrote {out}[/]")
+
+
+@bench_app.command("overhead")
+def overhead(
+    turns: Annotated[int, typer.Option(help="Delegated turns per side.", min=1)] = 2000,
+    out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "overhead.json",
+) -> None:
+    """troupe's tree and runner against the same tree on plain ADK."""
+    from ..benchmarks.overhead import format_overhead, run_overhead
+
+    result = asyncio.run(run_overhead(turns=turns, out=out))
+    console.print(format_overhead(result))
+    console.print(f"[dim]wrote {out}[/]")
+
+
+@bench_app.command("prompt")
+def prompt(
+    out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "prompt.json",
+) -> None:
+    """Tokens in the orchestrator's request, before and after trimming ADK's transfer list."""
+    from ..benchmarks.prompt_size import measure
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = asyncio.run(measure(Path(tmp)))
+    for label in ("before", "after"):
+        row = result[label]
+        console.print(f"{label:6} system {row['system_tokens']:5d}  tools {row['tool_tokens']:4d}"
+                      f"  total {row['total_tokens']:5d} tokens ({result['tokenizer']})")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    console.print(f"[dim]wrote {out}[/]")

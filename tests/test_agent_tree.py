@@ -1,0 +1,249 @@
+"""build_agent_tree: the ADK tree built from a Config."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.function_tool import FunctionTool
+
+import troupe
+from troupe.testing import ScriptedModel, simplify
+
+SPECIFIED = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
+
+
+def exec_shell(command: str) -> dict[str, str]:
+    """Run a shell command and return its output."""
+    return {"output": f"ran {command}"}
+
+
+def fs_list(path: str = ".") -> dict[str, list[str]]:
+    """List the files in a directory."""
+    return {"entries": ["notes.txt"]}
+
+
+def fs_read(path: str) -> dict[str, str]:
+    """Read a text file."""
+    return {"content": f"contents of {path}"}
+
+
+# Operator tools defined here, not troupe's built-ins, so routing tests do not
+# change when built-in tools are added.
+OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
+
+
+def tool(name: str) -> troupe.Tool:
+    def run(request: str = "") -> dict[str, str]:
+        return {"tool": name, "request": request}
+
+    run.__name__ = name
+    return troupe.Tool(name=name, description=f"Performs {name.replace('_', ' ')}.", func=run)
+
+
+def build(tool_names: list[str], **options: Any) -> LlmAgent:
+    options.setdefault("model", "offline")
+    return troupe.build_agent_tree(troupe.Config(tools=[tool(n) for n in tool_names], **options))
+
+
+def tool_names(agent: Any) -> list[str]:
+    return [t.name for t in agent.tools]
+
+
+def test_multi_agent_root_is_named_orchestrator_and_holds_no_tools() -> None:
+    root = build(["exec_shell"])
+
+    assert root.name == "orchestrator"
+    assert root.tools == []
+
+
+def test_config_defaults_to_multi_agent_with_default_topology() -> None:
+    config = troupe.Config()
+
+    assert config.multi_agent is True
+    assert config.max_delegation_rounds == 0
+    assert config.topology == "default"
+
+
+def test_sub_agents_follow_topology_order_not_tool_order() -> None:
+    root = build(["memory_store", "search_web", "crypto_sign", "browser_open", "fs_read"])
+
+    assert [a.name for a in root.sub_agents] == SPECIFIED
+
+
+def test_sub_agents_are_in_chat_mode_so_they_are_not_turned_into_tools() -> None:
+    root = build(["fs_read", "browser_open"])
+
+    assert [a.mode for a in root.sub_agents if isinstance(a, LlmAgent)] == ["chat"] * 3
+
+
+def test_sub_agents_hold_exactly_their_own_tools() -> None:
+    root = build(["fs_read", "browser_open", "exec_shell"])
+    by_name = {a.name: a for a in root.sub_agents}
+
+    assert tool_names(by_name["operator"]) == ["fs_read", "exec_shell"]
+    assert tool_names(by_name["navigator"]) == ["browser_open"]
+    assert tool_names(by_name["planner"]) == []
+
+
+def test_agent_without_tools_is_skipped_unless_always_include() -> None:
+    topology = troupe.Topology(
+        name="trio",
+        agents=(
+            troupe.AgentSpec(name="worker", description="Works.", prefixes=("work_",)),
+            troupe.AgentSpec(name="idle", description="Idles.", prefixes=("idle_",)),
+            troupe.AgentSpec(name="thinker", description="Thinks.", always_include=True),
+        ),
+    )
+
+    root = build(["work_hard"], topology=topology)
+
+    assert [a.name for a in root.sub_agents] == ["worker", "thinker"]
+
+
+def test_adapt_tool_is_called_once_per_routed_tool_and_never_for_unmatched() -> None:
+    calls: Counter[str] = Counter()
+
+    def adapt(t: troupe.Tool) -> BaseTool:
+        calls[t.name] += 1
+        return FunctionTool(func=t.func)
+
+    build(["fs_read", "browser_open", "weather_now", "exec_shell"], adapt_tool=adapt)
+
+    assert calls == Counter({"fs_read": 1, "browser_open": 1, "exec_shell": 1})
+
+
+def test_adapter_failure_raises_naming_the_agent_and_the_tool() -> None:
+    def adapt(t: troupe.Tool) -> BaseTool:
+        if t.name == "browser_open":
+            raise RuntimeError("no browser installed")
+        return FunctionTool(func=t.func)
+
+    with pytest.raises(troupe.ToolAdapterError) as caught:
+        build(["fs_read", "browser_open"], adapt_tool=adapt)
+
+    error = caught.value
+    assert isinstance(error, troupe.ConfigError)
+    assert (error.agent_name, error.tool_name) == ("navigator", "browser_open")
+    assert "'navigator'" in str(error)
+    assert "'browser_open'" in str(error)
+    assert "no browser installed" in str(error)
+
+
+def test_default_adapter_keeps_the_tool_name_and_description() -> None:
+    def fs_read_impl(path: str) -> str:
+        return path
+
+    t = troupe.Tool(name="fs_read", description="Read a file.", func=fs_read_impl)
+    root = troupe.build_agent_tree(troupe.Config(tools=[t], model="offline"))
+
+    adapted = root.sub_agents[0].tools[0]  # type: ignore[attr-defined]
+    assert adapted.name == "fs_read"
+    assert adapted.description == "Read a file."
+
+
+def test_remote_agents_are_appended_with_a_routing_entry() -> None:
+    remote = LlmAgent(
+        name="weather", description="Reports the weather forecast.", model=troupe.OfflineModel()
+    )
+
+    root = build(["fs_read"], remote_agents=[remote])
+
+    assert [a.name for a in root.sub_agents] == ["operator", "planner", "weather"]
+    assert root.sub_agents[-1] is remote
+    assert "### weather\n- Role: Reports the weather forecast." in root.instruction
+    assert "The only valid agent names are: operator, planner, weather." in root.instruction
+
+
+def test_remote_agent_with_a_taken_name_is_rejected() -> None:
+    remote = LlmAgent(name="operator", description="Impostor.", model=troupe.OfflineModel())
+
+    with pytest.raises(troupe.ConfigError, match="'operator'"):
+        build(["fs_read"], remote_agents=[remote])
+
+
+def test_remote_agent_that_is_not_an_adk_agent_is_rejected() -> None:
+    with pytest.raises(troupe.ConfigError, match="BaseAgent"):
+        build(["fs_read"], remote_agents=["http://example.invalid/agent"])
+
+
+def test_single_agent_mode_holds_every_tool_including_unmatched() -> None:
+    root = build(["fs_read", "browser_open", "weather_now"], multi_agent=False)
+
+    assert root.sub_agents == []
+    assert tool_names(root) == ["fs_read", "browser_open", "weather_now"]
+
+
+def test_single_agent_mode_adapts_unmatched_tools_too() -> None:
+    calls: Counter[str] = Counter()
+
+    def adapt(t: troupe.Tool) -> BaseTool:
+        calls[t.name] += 1
+        return FunctionTool(func=t.func)
+
+    build(["fs_read", "weather_now"], multi_agent=False, adapt_tool=adapt)
+
+    assert calls == Counter({"fs_read": 1, "weather_now": 1})
+
+
+def test_single_agent_instruction_starts_with_the_system_prompt() -> None:
+    root = build(["fs_read"], multi_agent=False, system_prompt="You are Ada.")
+
+    assert str(root.instruction).startswith("You are Ada.")
+
+
+@pytest.mark.parametrize("multi_agent", [True, False], ids=["multi", "single"])
+async def test_brace_in_system_prompt_does_not_break_a_run(multi_agent: bool) -> None:
+    prompt = 'Greet {user} and answer as JSON like {"ok": true}.'
+    root = build(["fs_read"], system_prompt=prompt, multi_agent=multi_agent)
+
+    reply = await troupe.Assistant(root).run_and_collect("s1", "hello")
+
+    assert reply
+    assert prompt in str(root.instruction)
+
+
+async def test_brace_in_system_prompt_reaches_the_model_unchanged() -> None:
+    prompt = "Use the {user} placeholder literally."
+    model = ScriptedModel(replies=["Hi."])
+    root = build(["fs_read"], system_prompt=prompt, model=model)
+
+    events = [e async for e in troupe.Assistant(root).run("s1", "hello")]
+
+    assert simplify(events) == [("orchestrator", "text", None)]
+    system = model.requests[0].config.system_instruction
+    assert prompt in str(system)
+
+
+def test_model_name_is_resolved_for_every_agent() -> None:
+    root = build(["fs_read"], model="offline")
+
+    assert isinstance(root.model, troupe.OfflineModel)
+    assert all(isinstance(a.model, troupe.OfflineModel) for a in root.sub_agents)  # type: ignore[attr-defined]
+
+
+def test_model_instance_is_used_as_given_by_every_agent() -> None:
+    model = ScriptedModel(replies=[])
+    root = build(["fs_read"], model=model)
+
+    assert root.model is model
+    assert all(a.model is model for a in root.sub_agents)  # type: ignore[attr-defined]
+
+
+def test_unknown_model_name_raises_config_error() -> None:
+    with pytest.raises(troupe.ConfigError, match="offline"):
+        build(["fs_read"], model="no-such-model")
+
+
+async def test_tree_runs_end_to_end_offline() -> None:
+    root = troupe.build_agent_tree(troupe.Config(tools=OPERATOR_TOOLS, model="offline"))
+
+    events = [e async for e in troupe.Assistant(root).run("s1", "list the files here")]
+
+    assert simplify(events)[:2] == [
+        ("orchestrator", "transfer", "operator"),
+        ("operator", "tool_call", "fs_list"),
+    ]

@@ -1,0 +1,55 @@
+"""Config files: the spec's agent.* keys and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import troupe
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "troupe.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_spec_keys_set_multi_agent_and_rounds(tmp_path: Path) -> None:
+    path = _write(tmp_path, "agent:\n  multiAgent: false\n  maxDelegationRounds: 3\n")
+    config = troupe.load_config(path, workspace=tmp_path)
+    assert config.multi_agent is False
+    assert config.max_delegation_rounds == 3
+
+
+def test_snake_case_keys_work_too(tmp_path: Path) -> None:
+    path = _write(tmp_path, "multi_agent: true\nmax_delegation_rounds: 2\nmodel: offline\n")
+    config = troupe.load_config(path, workspace=tmp_path)
+    assert config.multi_agent is True
+    assert config.max_delegation_rounds == 2
+    assert config.model == "offline"
+
+
+def test_delegation_rounds_from_file_reach_the_instruction(tmp_path: Path) -> None:
+    path = _write(tmp_path, "agent:\n  maxDelegationRounds: 7\n")
+    root = troupe.build_agent_tree(troupe.load_config(path, workspace=tmp_path))
+    assert "at most 7 delegation rounds" in str(root.instruction)
+
+
+def test_unknown_key_names_the_file_and_the_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, "modle: offline\n")
+    with pytest.raises(troupe.ConfigError) as info:
+        troupe.load_config(path)
+    assert str(path) in str(info.value)
+    assert "modle" in str(info.value)
+
+
+def test_non_mapping_file_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, "- just\n- a list\n")
+    with pytest.raises(troupe.ConfigError, match="must be a mapping"):
+        troupe.load_config(path)
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(troupe.ConfigError, match="Cannot read config file"):
+        troupe.load_config(tmp_path / "nope.yaml")
