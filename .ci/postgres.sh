@@ -4,6 +4,7 @@
 #   eval "$(bash .ci/postgres.sh start)"    # installs Debian's postgresql if missing,
 #                                           # starts a cluster in a temp dir, creates a
 #                                           # database and prints the exports below
+#   source .ci/postgres.sh                  # the same, exporting into this shell
 #   bash .ci/postgres.sh stop "$TROUPE_TEST_POSTGRES_DIR"
 #
 # start prints (on stdout, everything else goes to stderr):
@@ -11,8 +12,6 @@
 #   export TROUPE_TEST_POSTGRES_DIR=/tmp/troupe-pg.XXXXXX
 # PORT is a free port unless TROUPE_PG_PORT is set. The cluster trusts local
 # connections and runs without fsync: it lives for one test run only.
-set -euo pipefail
-
 log() { echo "postgres.sh: $*" >&2; }
 
 as_postgres() {
@@ -88,6 +87,15 @@ stop() {
   log "stopped and removed $dir"
 }
 
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+  # Sourced: start the server and export its URL into the caller's shell.
+  _troupe_pg_exports="$(set -euo pipefail; start)" || return 1
+  eval "$_troupe_pg_exports"
+  unset _troupe_pg_exports
+  return 0
+fi
+
+set -euo pipefail
 case "${1:-start}" in
   start) start ;;
   stop) stop "${2:-}" ;;

@@ -24,6 +24,7 @@ from troupe.cli.app import app
 from troupe.runtime.approvals import (
     ApprovalPolicy,
     ApprovalRequest,
+    AskUser,
     default_policy,
     is_approval_plumbing,
     parse_policy,
@@ -52,7 +53,7 @@ def _assistant(workspace: Path, replies: list[Any]) -> tuple[Assistant, Scripted
 
 
 async def _run(
-    assistant: Assistant, text: str, policy: ApprovalPolicy, ask: AskLog | None = None
+    assistant: Assistant, text: str, policy: ApprovalPolicy, ask: AskUser | None = None
 ) -> list[Event]:
     return [
         event async for event in run_with_approvals(assistant, "s1", text, policy=policy, ask=ask)
@@ -137,7 +138,7 @@ async def test_an_async_ask_callback_is_awaited(tmp_path: Path) -> None:
     async def ask(request: ApprovalRequest) -> bool:
         return request.tool == "fs_write"
 
-    await _run(assistant, "write hello to out.txt", "ask", ask)  # type: ignore[arg-type]
+    await _run(assistant, "write hello to out.txt", "ask", ask)
 
     assert (tmp_path / "out.txt").exists()
 
@@ -341,6 +342,7 @@ def test_cli_approve_ask_shows_the_call_and_runs_it_on_yes(tmp_path: Path) -> No
 
     assert result.exit_code == 0, result.output
     assert "operator wants to run fs_write" in result.output
+    assert "allow? [y/N]" in result.output
     assert 'content = "hello"' in result.output
     assert (tmp_path / "out.txt").read_text() == "hello"
 

@@ -9,7 +9,7 @@ import pytest
 import troupe
 from troupe.benchmarks.stub_tools import stub_tools
 from troupe.models.resilient import TransientModelError
-from troupe.testing import ScriptedModel, call, simplify, user_texts
+from troupe.testing import ScriptedModel, call, declared_tools, simplify, user_texts
 
 
 def _assistant(model: ScriptedModel, **options: object) -> troupe.Assistant:
@@ -160,12 +160,11 @@ async def test_specialist_cannot_transfer_back_and_does_the_task_instead() -> No
     ]
 
 
-async def test_rejection_is_rerouted_to_the_named_agent_and_never_shown() -> None:
+async def test_rejection_is_handed_to_the_named_agent_without_an_orchestrator_call() -> None:
     model = ScriptedModel(
         replies=[
             call("transfer_to_agent", agent_name="operator"),
             "[REJECT] This task requires navigator: it is a web page",
-            call("transfer_to_agent", agent_name="navigator"),
             call("browser_navigate", url="https://example.com"),
             "The page says hello",
         ]
@@ -175,16 +174,35 @@ async def test_rejection_is_rerouted_to_the_named_agent_and_never_shown() -> Non
     shown = [troupe.runtime.assistant.visible_text(e) for e in events]
     assert not any("[REJECT]" in s for s in shown)
     assert shown[-1] == "The page says hello"
-    reroute = user_texts(model.requests[2])[-1]
-    assert "Delegate the user's previous request to navigator" in reroute
-    assert "Do not delegate it to operator" in reroute
+    assert "browser_navigate" in declared_tools(model.requests[2])
+    assert simplify(events)[:2] == [("orchestrator", "transfer", "operator"),
+                                    ("orchestrator", "transfer", "navigator")]
+    assert assistant.last_turn is not None
+    assert assistant.last_turn.reached == ["operator", "navigator"]
+
+
+async def test_rejection_naming_no_agent_goes_back_to_the_orchestrator() -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="operator"),
+            "[REJECT] This task requires somebody_else: not a file task",
+            call("transfer_to_agent", agent_name="navigator"),
+            call("browser_navigate", url="https://example.com"),
+            "ok",
+        ]
+    )
+    events = await _events(_assistant(model), "open https://example.com")
+    note = user_texts(model.requests[2])[-1]
+    assert "operator declined the user's request" in note
+    assert "Do not delegate it to operator" in note
+    assert simplify(events)[-1] == ("navigator", "text", None)
 
 
 async def test_agent_that_rejected_is_not_sent_the_same_turn_again() -> None:
     model = ScriptedModel(
         replies=[
             call("transfer_to_agent", agent_name="operator"),
-            "[REJECT] This task requires navigator: web",
+            "[REJECT] This task requires the web team: web",
             call("transfer_to_agent", agent_name="operator"),
             call("transfer_to_agent", agent_name="navigator"),
             call("browser_navigate", url="https://example.com"),
@@ -202,15 +220,14 @@ async def test_two_rejections_end_in_a_direct_answer() -> None:
         replies=[
             call("transfer_to_agent", agent_name="operator"),
             "[REJECT] This task requires vault: secrets",
-            call("transfer_to_agent", agent_name="vault"),
             "[REJECT] This task requires operator: shell",
             "Sorry, nobody on the team can do that.",
         ]
     )
-    model_requests = model
     reply = await _assistant(model).run_and_collect("s1", "do the impossible")
     assert reply == "Sorry, nobody on the team can do that."
-    assert "answer the user directly" in user_texts(model_requests.requests[4])[-1]
+    assert "secrets_list" in declared_tools(model.requests[2])
+    assert "answer the user directly" in user_texts(model.requests[3])[-1]
 
 
 async def test_empty_turn_gets_one_nudge_then_the_last_tool_result() -> None:

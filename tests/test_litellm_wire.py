@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from fakes.openai_server import FakeOpenAI, serve, text_reply, tool_call_reply
-from troupe import Assistant, Config, ConfigError, build_agent_tree, builtin_tools, resolve_model
+from troupe import Assistant, Config, ConfigError, build_agent_tree, resolve_model
+from troupe.builtins import Workspace, operator_tools
 from troupe.testing import simplify
 
 SCRIPT = [
@@ -57,7 +58,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def litellm_assistant(fake: FakeOpenAI, workspace: Path) -> Assistant:
     config = Config(
-        tools=builtin_tools(workspace=workspace),
+        tools=operator_tools(Workspace(workspace)),
         model="openai/fake-model",
         api_base=fake.api_base,
     )
@@ -130,7 +131,8 @@ async def test_server_receives_operator_tools_and_the_tool_result(
     await run_list_files(fake_openai, workspace)
 
     operator_body, answer_body = fake_openai.requests[1], fake_openai.requests[2]
-    assert sorted(_tool_names(operator_body)) == ["exec_shell", "fs_list", "fs_read", "fs_write"]
+    operator_names = {t.name for t in operator_tools(Workspace(workspace))}
+    assert set(_tool_names(operator_body)) == operator_names
     assert "You are operator" in _system_prompt(operator_body)
     tool_messages = [m for m in answer_body["messages"] if m["role"] == "tool"]
     assert tool_messages[-1]["tool_call_id"] == "call_2"

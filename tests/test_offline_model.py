@@ -23,21 +23,6 @@ def browser_open(url: str) -> dict[str, str]:
     return {"url": url, "text": "Example Domain"}
 
 
-def crypto_hash(text: str) -> dict[str, str]:
-    """Hash text with SHA-256 and return the digest."""
-    return {"digest": "2cf24dba"}
-
-
-def search_knowledge(query: str) -> dict[str, list[str]]:
-    """Search the knowledge base for documents that match a query."""
-    return {"hits": ["troupe.md"]}
-
-
-def memory_store(fact: str) -> dict[str, str]:
-    """Store a memory about the user."""
-    return {"stored": fact}
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
@@ -49,9 +34,9 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def team_tools(workspace: Path) -> list[Tool]:
-    """Built-in operator tools plus one tool for each other tool-owning specialist."""
-    extra = (browser_open, crypto_hash, search_knowledge, memory_store)
-    return [*builtin_tools(workspace=workspace), *(Tool.from_function(f) for f in extra)]
+    """Every built-in tool, with a stand-in for the browser so no page is fetched."""
+    builtins = [t for t in builtin_tools(workspace=workspace) if not t.name.startswith("browser_")]
+    return [*builtins, Tool.from_function(browser_open)]
 
 
 @pytest.fixture

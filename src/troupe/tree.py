@@ -180,6 +180,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
                     returns=spec.returns,
                     cannot_do=spec.cannot_do,
                     team=entries,
+                    keywords=spec.keywords,
                 ),
                 tools=list(_adapt(owned, spec.name, config)),
                 mode="chat",

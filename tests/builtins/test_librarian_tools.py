@@ -6,7 +6,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -65,7 +65,9 @@ async def test_search_with_no_match_says_so(run_tool: Any) -> None:
 
 async def test_search_with_fts_syntax_in_the_query_does_not_fail(run_tool: Any) -> None:
     await run_tool("save_knowledge", {"text": "C++ templates are resolved at compile time."})
-    found = (await run_tool("search_knowledge", {"query": 'templates" OR (NEAR -compile*'})).response
+    found = (
+        await run_tool("search_knowledge", {"query": 'templates" OR (NEAR -compile*'})
+    ).response
     assert found["results"][0]["text"].startswith("C++ templates")
 
 
@@ -141,7 +143,7 @@ async def test_graph_traverse_from_an_unknown_node_says_how_to_add_facts(run_too
 async def test_skills_are_created_listed_and_not_overwritten_by_accident(run_tool: Any) -> None:
     made = await run_tool(
         "create_skill",
-        {"name": "count-lines", "script": "wc -l \"$1\"", "description": "Count lines"},
+        {"name": "count-lines", "script": 'wc -l "$1"', "description": "Count lines"},
     )
     assert made.response["skill"]["kind"] == "script"
     await run_tool("create_skill", {"name": "tidy", "instruction": "1. list files 2. sort"})
@@ -194,7 +196,7 @@ class ConceptEmbedder:
     """A tiny deterministic embedder: words map to shared concept axes."""
 
     name = "concepts-test"
-    AXES = {
+    AXES: ClassVar[dict[str, int]] = {
         "car": 0,
         "automobile": 0,
         "vehicle": 0,
@@ -227,9 +229,7 @@ def _librarian(data_dir: Path, embedder: Any) -> list[Tool]:
     return librarian_tools(store, embedder=lambda: EmbedderStatus(embedder, ""))
 
 
-async def test_rag_query_finds_passages_by_meaning_not_words(
-    data_dir: Path, run_with: Any
-) -> None:
+async def test_rag_query_finds_passages_by_meaning_not_words(data_dir: Path, run_with: Any) -> None:
     embedder = ConceptEmbedder()
     tools = _librarian(data_dir, embedder)
     for text in ("I drive my car to work.", "Bananas are a fruit.", "SQLite is a database."):

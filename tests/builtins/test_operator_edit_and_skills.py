@@ -29,9 +29,7 @@ async def test_fs_edit_refuses_ambiguous_text_unless_told_to_replace_all(
     refused = (await run_tool("fs_edit", {"path": "list.txt", "old": "a", "new": "z"})).response
     unchanged = (workspace / "list.txt").read_text()
     done = (
-        await run_tool(
-            "fs_edit", {"path": "list.txt", "old": "a", "new": "z", "replace_all": True}
-        )
+        await run_tool("fs_edit", {"path": "list.txt", "old": "a", "new": "z", "replace_all": True})
     ).response
 
     assert "occurs 2 times" in refused["error"] and "replace_all" in refused["accepted"]
@@ -80,9 +78,7 @@ async def test_file_tools_refuse_troupes_data_directory_inside_the_workspace(
     assert "troupe's data directory" in write["error"]
 
 
-async def test_skill_run_runs_a_script_skill_with_arguments(
-    run_tool: Any, workspace: Path
-) -> None:
+async def test_skill_run_runs_a_script_skill_with_arguments(run_tool: Any, workspace: Path) -> None:
     (workspace / "poem.txt").write_text("one\ntwo\nthree\n")
     await run_tool("create_skill", {"name": "count-lines", "script": 'wc -l < "$1"'})
 

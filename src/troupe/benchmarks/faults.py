@@ -117,8 +117,9 @@ def _make_runner(strategy: str, model: FaultyModel) -> Runner_:
 
         return run_plain
     if strategy == "retry-only":
-        config = Config(tools=tools, model=model, transfer_repair=False, guards=False,
-                        model_retries=0)
+        config = Config(
+            tools=tools, model=model, transfer_repair=False, guards=False, model_retries=0
+        )
     else:
         config = Config(tools=tools, model=model, retry_base_delay=0.001)
     assistant = Assistant(build_agent_tree(config))
@@ -128,8 +129,10 @@ def _make_runner(strategy: str, model: FaultyModel) -> Runner_:
 def _reached(events: list[Event], expected: str) -> bool:
     if expected == "orchestrator":
         texts = [e for e in events if visible_text(e)]
-        return bool(texts) and texts[-1].author == "orchestrator" and not any(
-            e.actions and e.actions.transfer_to_agent for e in events
+        return (
+            bool(texts)
+            and texts[-1].author == "orchestrator"
+            and not any(e.actions and e.actions.transfer_to_agent for e in events)
         )
     for event in events:
         if event.author != expected or not event.content:
@@ -192,9 +195,7 @@ async def run_strategy(
             if kind == "hallucination":
                 unresolvable = turn.injected.get("hallucination_unresolvable")
                 kind += "_unresolvable" if unresolvable else "_resolvable"
-            result.extra_calls_by_fault.setdefault(kind, []).append(
-                turn.calls - clean_calls[key]
-            )
+            result.extra_calls_by_fault.setdefault(kind, []).append(turn.calls - clean_calls[key])
     result.wall_s = time.perf_counter() - start
     result.clean_calls = sum(clean_calls)
     return result
@@ -202,12 +203,27 @@ async def run_strategy(
 
 def format_table(results: list[dict[str, Any]]) -> str:
     """A plain-text table of the strategy summaries."""
-    head = ("strategy", "turns", "completed %", "reached %", "calls/turn", "extra/fault",
-            "[REJECT] leaked", "wall s")
+    head = (
+        "strategy",
+        "turns",
+        "completed %",
+        "reached %",
+        "calls/turn",
+        "extra/fault",
+        "[REJECT] leaked",
+        "wall s",
+    )
     rows = [
-        (r["strategy"], str(r["turns"]), f"{r['completed_pct']:.1f}",
-         f"{r['reached_expected_pct']:.1f}", f"{r['model_calls_per_turn']:.2f}",
-         f"{r['extra_calls_per_fault']:.2f}", str(r["leaked_rejects"]), f"{r['wall_s']:.1f}")
+        (
+            r["strategy"],
+            str(r["turns"]),
+            f"{r['completed_pct']:.1f}",
+            f"{r['reached_expected_pct']:.1f}",
+            f"{r['model_calls_per_turn']:.2f}",
+            f"{r['extra_calls_per_fault']:.2f}",
+            str(r["leaked_rejects"]),
+            f"{r['wall_s']:.1f}",
+        )
         for r in results
     ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
@@ -218,8 +234,12 @@ def format_table(results: list[dict[str, Any]]) -> str:
 
 
 async def run_benchmark(
-    *, turns: int = 1000, seed: int = 7, rates: FaultRates = DEFAULT_RATES,
-    strategies: tuple[str, ...] = STRATEGIES, out: Path | None = None,
+    *,
+    turns: int = 1000,
+    seed: int = 7,
+    rates: FaultRates = DEFAULT_RATES,
+    strategies: tuple[str, ...] = STRATEGIES,
+    out: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Run every strategy and return (and optionally write) their summaries."""
     logging.getLogger("google_adk").setLevel(logging.CRITICAL)
@@ -227,11 +247,16 @@ async def run_benchmark(
     requests = load_requests()
     summaries = []
     for strategy in strategies:
-        summary = (await run_strategy(strategy, requests, turns=turns, rates=rates, seed=seed))
+        summary = await run_strategy(strategy, requests, turns=turns, rates=rates, seed=seed)
         summaries.append(summary.summary())
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"turns": turns, "seed": seed, "requests": len(requests),
-                   "rates": asdict(rates), "results": summaries}
+        payload = {
+            "turns": turns,
+            "seed": seed,
+            "requests": len(requests),
+            "rates": asdict(rates),
+            "results": summaries,
+        }
         out.write_text(json.dumps(payload, indent=2) + "\n")
     return summaries

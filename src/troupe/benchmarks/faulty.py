@@ -56,8 +56,7 @@ class FaultRates:
     """How many calls a repeating model keeps repeating before it recovers."""
 
     def any(self) -> bool:
-        return any((self.hallucination, self.misroute, self.ping_pong, self.repeat,
-                    self.transient))
+        return any((self.hallucination, self.misroute, self.ping_pong, self.repeat, self.transient))
 
 
 @dataclass
@@ -134,9 +133,11 @@ class FaultyModel(BaseLlm):
             return [_transfer("orchestrator")]
         if after_tool and call is None:
             previous = _last_call(request)
-            if previous is not None and (
-                turn.repeating or rng.random() < self.rates.repeat
-            ) and turn.repeating < self.rates.sticky_repeats:
+            if (
+                previous is not None
+                and (turn.repeating or rng.random() < self.rates.repeat)
+                and turn.repeating < self.rates.sticky_repeats
+            ):
                 if not turn.repeating:
                     turn.injected["repeat"] += 1
                 turn.repeating += 1
@@ -145,8 +146,9 @@ class FaultyModel(BaseLlm):
 
 
 def _transfer(name: str) -> types.Part:
-    return types.Part(function_call=types.FunctionCall(name=TRANSFER_TOOL,
-                                                       args={"agent_name": name}))
+    return types.Part(
+        function_call=types.FunctionCall(name=TRANSFER_TOOL, args={"agent_name": name})
+    )
 
 
 def _enum_names(request: LlmRequest) -> list[str]:
@@ -162,6 +164,7 @@ def _last_call(request: LlmRequest) -> types.FunctionCall | None:
     for content in reversed(request.contents):
         for part in content.parts or []:
             if part.function_call and part.function_call.name != TRANSFER_TOOL:
-                return types.FunctionCall(name=part.function_call.name,
-                                          args=dict(part.function_call.args or {}))
+                return types.FunctionCall(
+                    name=part.function_call.name, args=dict(part.function_call.args or {})
+                )
     return None

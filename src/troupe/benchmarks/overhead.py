@@ -26,8 +26,13 @@ from ..tree import build_agent_tree
 from .plain import plain_adk_tree
 from .stub_tools import stub_tools
 
-REQUESTS = ("list the files in src", "read notes.txt", "run `uname -a`",
-            "open https://example.com and read the page", "remember that I like tea")
+REQUESTS = (
+    "list the files in src",
+    "read notes.txt",
+    "run `uname -a`",
+    "open https://example.com and read the page",
+    "remember that I like tea",
+)
 
 
 async def _troupe_side() -> Any:
@@ -42,8 +47,11 @@ async def _troupe_side() -> Any:
 
 async def _plain_side() -> Any:
     service = InMemorySessionService()
-    runner = Runner(app_name="bench", agent=plain_adk_tree(stub_tools(), OfflineModel()),
-                    session_service=service)
+    runner = Runner(
+        app_name="bench",
+        agent=plain_adk_tree(stub_tools(), OfflineModel()),
+        session_service=service,
+    )
 
     async def turn(key: int) -> None:
         await service.create_session(app_name="bench", user_id="u", session_id=f"p{key}")
@@ -54,8 +62,9 @@ async def _plain_side() -> Any:
     return turn
 
 
-async def run_overhead(*, turns: int = 2000, batch: int = 50, out: Path | None = None
-                       ) -> dict[str, Any]:
+async def run_overhead(
+    *, turns: int = 2000, batch: int = 50, out: Path | None = None
+) -> dict[str, Any]:
     """Time ``turns`` delegated turns on each side, interleaved in batches."""
     logging.getLogger("google_adk").setLevel(logging.CRITICAL)
     sides = {"troupe": await _troupe_side(), "plain-adk": await _plain_side()}
@@ -90,10 +99,12 @@ async def run_overhead(*, turns: int = 2000, batch: int = 50, out: Path | None =
 def format_overhead(result: dict[str, Any]) -> str:
     """A small table of the overhead result."""
     med = result["median_ms_per_turn"]
-    return "\n".join([
-        "side      | median ms/turn | total s",
-        "----------+----------------+--------",
-        f"troupe    | {med['troupe']:>14.3f} | {result['total_s']['troupe']:>7.2f}",
-        f"plain-adk | {med['plain-adk']:>14.3f} | {result['total_s']['plain-adk']:>7.2f}",
-        f"ratio troupe / plain ADK: {result['ratio_troupe_to_plain']:.3f}",
-    ])
+    return "\n".join(
+        [
+            "side      | median ms/turn | total s",
+            "----------+----------------+--------",
+            f"troupe    | {med['troupe']:>14.3f} | {result['total_s']['troupe']:>7.2f}",
+            f"plain-adk | {med['plain-adk']:>14.3f} | {result['total_s']['plain-adk']:>7.2f}",
+            f"ratio troupe / plain ADK: {result['ratio_troupe_to_plain']:.3f}",
+        ]
+    )

@@ -65,8 +65,18 @@ def stub_tools() -> list[Tool]:
     return [
         Tool.from_function(f)
         for f in (
-            fs_read, fs_list, exec_shell, browser_navigate, browser_screenshot,
-            browser_extract, crypto_hash, crypto_encrypt, secrets_list, search_knowledge,
-            save_knowledge, memory_store, memory_recall,
+            fs_read,
+            fs_list,
+            exec_shell,
+            browser_navigate,
+            browser_screenshot,
+            browser_extract,
+            crypto_hash,
+            crypto_encrypt,
+            secrets_list,
+            search_knowledge,
+            save_knowledge,
+            memory_store,
+            memory_recall,
         )
     ]

@@ -54,8 +54,10 @@ def prompt(
         result = asyncio.run(measure(Path(tmp)))
     for label in ("before", "after"):
         row = result[label]
-        console.print(f"{label:6} system {row['system_tokens']:5d}  tools {row['tool_tokens']:4d}"
-                      f"  total {row['total_tokens']:5d} tokens ({result['tokenizer']})")
+        console.print(
+            f"{label:6} system {row['system_tokens']:5d}  tools {row['tool_tokens']:4d}"
+            f"  total {row['total_tokens']:5d} tokens ({result['tokenizer']})"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     console.print(f"[dim]wrote {out}[/]")

@@ -153,10 +153,12 @@ class ChatSession:
             await self.close()
 
     async def close(self) -> None:
-        """Close the browser the navigator tools may have started."""
+        """Close the browser the navigator tools may have started, and the session store."""
         from ..builtins.browser_session import close_shared_browser
+        from ..sessions import close_session_store
 
         await close_shared_browser()
+        await close_session_store(self.assistant.session_service)
 
     async def _ask(self, request: ApprovalRequest) -> bool:
         # The question goes to stderr with --json so stdout stays one JSON object a line.

@@ -80,6 +80,30 @@ def _remainder(text: str) -> str:
     return match.group(1).strip() if match else text.strip()
 
 
+_RUN_VERB = re.compile(r"\b(?:run|execute|exec)\b", re.I)
+
+
+def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
+    """How strongly ``text`` supplies this tool's distinctive arguments.
+
+    A back-ticked span is a command; a run/execute verb names one; a URL is a
+    URL. Tools whose command or URL parameter the request fills this way beat
+    tools that merely share a word with it ("run `ls`" is exec, not skill_run).
+    """
+    props: dict[str, Any] = (schema or {}).get("properties") or {}
+    score = 0
+    for name in props:
+        key = name.lower()
+        if key in _URL_PARAMS or key.endswith("url"):
+            score += 4 if find_url(text) else 0
+        elif key in _COMMAND_PARAMS:
+            if _BACKTICK.search(text):
+                score += 5
+            elif _RUN_VERB.search(text):
+                score += 4
+    return score
+
+
 def fill_arguments(schema: dict[str, Any] | None, text: str) -> dict[str, Any]:
     """Arguments for a tool whose JSON schema is ``schema``, read from ``text``."""
     if not schema:

@@ -30,7 +30,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ..routing.instructions import REJECT_MARKER
-from ._offline_args import fill_arguments
+from ._offline_args import argument_evidence, fill_arguments
 from ._text import contains_phrase, stems, words
 
 OFFLINE_MODEL_NAME = "offline"
@@ -214,6 +214,17 @@ def _parse_routes(system: str) -> list[_Route]:
     return routes
 
 
+def _own_keywords(system: str) -> tuple[str, ...]:
+    section = system.split("## What You Do", 1)
+    if len(section) < 2:
+        return ()
+    body = section[1].split("\n## ", 1)[0]
+    for line in body.splitlines():
+        if line.startswith("Keywords:"):
+            return tuple(k.strip() for k in line.split(":", 1)[1].split(",") if k.strip())
+    return ()
+
+
 def _parse_team(system: str) -> list[_Route]:
     team = system.split("## Team", 1)
     if len(team) < 2:
@@ -378,12 +389,15 @@ class OfflineModel(BaseLlm):
     def _act(
         self, text: str, tools: dict[str, types.FunctionDeclaration], system: str
     ) -> list[types.Part]:
+        if (peer := self._better_peer(text, system)) is not None:
+            return [types.Part(text=self._reject_to(peer))]
         request_stems = stems(text)
         best_name, best_score = None, 0
         for name, decl in tools.items():
             name_stems = stems(name.replace("_", " "))
             desc_stems = stems(decl.description or "")
             score = 3 * _name_hits(request_stems, name_stems) + len(request_stems & desc_stems)
+            score += argument_evidence(_schema(decl), text)
             if score > best_score:
                 best_name, best_score = name, score
         if best_name is None:
@@ -398,10 +412,23 @@ class OfflineModel(BaseLlm):
         args = fill_arguments(_schema(tools[best_name]), text)
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
 
+    def _better_peer(self, text: str, system: str) -> _Route | None:
+        """A team member whose keywords fit the request better than this agent's own."""
+        own = _own_keywords(system)
+        peer = best_route(text, _parse_team(system))
+        if not own or peer is None:
+            return None
+        mine = _score(text, _Route(name="", keywords=own, text=""))
+        return peer if _score(text, peer) > mine else None
+
     def _reject(self, text: str, system: str) -> str:
         target = best_route(text, _parse_team(system))
         if target is None:
             return "I cannot do this with my tools, and no team member clearly fits it."
+        return self._reject_to(target)
+
+    @staticmethod
+    def _reject_to(target: _Route) -> str:
         return f"{REJECT_MARKER} This task requires {target.name}: it matches their role, not mine."
 
     def _reason(self, text: str, system: str) -> str:

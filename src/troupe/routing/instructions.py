@@ -150,6 +150,7 @@ def build_specialist_instruction(
     returns: str,
     cannot_do: Sequence[str],
     team: Sequence[RouteEntry],
+    keywords: Sequence[str] = (),
 ) -> str:
     """The instruction of one specialist, with the [REJECT] protocol."""
     capabilities = capability_description(tools) if tools else "reasoning only, no tools"
@@ -171,7 +172,8 @@ def build_specialist_instruction(
     )
     parts = [
         f"You are {name}, a specialist on a team led by the orchestrator.",
-        f"## What You Do\n{role}\nCapabilities: {capabilities}.",
+        f"## What You Do\n{role}\nCapabilities: {capabilities}."
+        + (f"\nKeywords: {', '.join(keywords)}" if keywords else ""),
         f"## Input Format\n{accepts or 'A task delegated by the orchestrator.'}",
         f"## Output Format\n{returns or 'A clear answer.'}\n{guidance}".rstrip(),
         "## Constraints\n" + "\n".join(constraints),

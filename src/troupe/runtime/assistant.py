@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, Sequence
 
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
@@ -83,6 +84,14 @@ def answer_directly_message(refused: Sequence[str]) -> str:
     )
 
 
+def handoff_message(refused_by: str, target: str) -> str:
+    """Tells the agent a rejected task was handed to that it is now its task."""
+    return (
+        f"[System: {refused_by} declined the user's previous request as outside its role. "
+        f"{target}, it is yours now: handle it.]"
+    )
+
+
 NUDGE_MESSAGE = (
     "[System: The last step produced no answer for the user. Report the result of the "
     "work done so far to the user now, in plain words, without delegating.]"
@@ -133,6 +142,7 @@ class Assistant:
             session_service=self.session_service,
             auto_create_session=False,
         )
+        self._agent_runners: dict[str, Runner] = {}
         self.last_turn: TurnRecord | None = None
         """What the guards recorded for the most recent turn."""
 
@@ -156,17 +166,21 @@ class Assistant:
                 app_name=self.app_name, user_id=self.user_id, session_id=session_id
             )
 
-    async def _run_once(self, session_id: str, text: str) -> AsyncGenerator[Event, None]:
+    async def _run_once(
+        self, session_id: str, text: str, agent: str | None = None
+    ) -> AsyncGenerator[Event, None]:
         message = types.Content(role="user", parts=[types.Part(text=text)])
-        async for event in self.runner.run_async(
+        async for event in self._runner_for(agent).run_async(
             user_id=self.user_id, session_id=session_id, new_message=message
         ):
             yield event
 
-    async def _run_with_retry(self, session_id: str, text: str) -> AsyncGenerator[Event, None]:
+    async def _run_with_retry(
+        self, session_id: str, text: str, agent: str | None = None
+    ) -> AsyncGenerator[Event, None]:
         """One run; on an unknown agent, one more run after a correction message."""
         try:
-            async for event in self._run_once(session_id, text):
+            async for event in self._run_once(session_id, text, agent):
                 yield event
             return
         except Exception as exc:
@@ -198,13 +212,14 @@ class Assistant:
         turn = guards.begin_turn(session_id) if guards is not None else None
         try:
             message: str | None = text
+            agent: str | None = None
             answered = False
             nudged = False
             while message is not None:
-                pending = message
-                message = None
+                pending, pending_agent = message, agent
+                message, agent = None, None
                 rejected_now = False
-                async for event in self._run_with_retry(session_id, pending):
+                async for event in self._run_with_retry(session_id, pending, pending_agent):
                     shown = visible_text(event)
                     if recovering and shown and is_rejection(shown):
                         logger.info("%s rejected the task: %s", event.author, shown.strip())
@@ -218,7 +233,13 @@ class Assistant:
                 if turn.stop_reason is not None:
                     break
                 if rejected_now and not answered:
-                    message = self._after_rejection(turn)
+                    target = self._handoff_target(turn)
+                    if target is not None:
+                        yield self._hand_off(target, turn)
+                        message = handoff_message(turn.rejected_by[-1], target)
+                        agent = target
+                    else:
+                        message = self._after_rejection(turn)
                 elif not answered and not nudged:
                     nudged = True
                     message = NUDGE_MESSAGE
@@ -228,14 +249,54 @@ class Assistant:
             if guards is not None:
                 self.last_turn = guards.end_turn(session_id)
 
+    def _handoff_target(self, turn: TurnRecord) -> str | None:
+        """The agent a rejection named, when it can take the task straight away."""
+        guards = self.guards
+        if guards is None or len(turn.rejected_by) >= MAX_REJECTIONS or not turn.reject_targets:
+            return None
+        target = turn.reject_targets[-1]
+        if target not in self.agent_names or target in turn.rejected_by:
+            return None
+        if turn.delegations >= guards.settings.max_delegation_rounds:
+            return None
+        return target
+
+    def _hand_off(self, target: str, turn: TurnRecord) -> Event:
+        """Count a hand-off to ``target`` and describe it as a transfer event.
+
+        The task then runs on ``target`` directly (see :meth:`_runner_for`),
+        without another orchestrator model call.
+        """
+        turn.delegations += 1
+        turn.reached.append(target)
+        logger.info("Handing the rejected task straight to %s", target)
+        return Event(
+            author=self.root_agent.name,
+            invocation_id="troupe-handoff",
+            actions=EventActions(transfer_to_agent=target),
+        )
+
+    def _runner_for(self, agent_name: str | None) -> Runner:
+        """The runner that starts at ``agent_name`` (the root's runner for None)."""
+        if agent_name is None:
+            return self.runner
+        if agent_name not in self._agent_runners:
+            agent = self.root_agent.find_agent(agent_name)
+            if agent is None:
+                raise KeyError(agent_name)
+            self._agent_runners[agent_name] = Runner(
+                app_name=self.app_name,
+                agent=agent,
+                session_service=self.session_service,
+                auto_create_session=False,
+            )
+        return self._agent_runners[agent_name]
+
     def _after_rejection(self, turn: TurnRecord) -> str:
         refused = list(dict.fromkeys(turn.rejected_by))
         if len(turn.rejected_by) >= MAX_REJECTIONS:
             return answer_directly_message(refused)
-        target = turn.reject_targets[-1] if turn.reject_targets else None
-        if target not in self.agent_names or target in refused:
-            target = None
-        return reroute_message(turn.rejected_by[-1], target, refused)
+        return reroute_message(turn.rejected_by[-1], None, refused)
 
     @staticmethod
     def _fallback_text(turn: TurnRecord) -> str:

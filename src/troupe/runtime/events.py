@@ -39,8 +39,12 @@ def _dump(value: Any) -> str:
 
 def steps(event: Event) -> list[Step]:
     """The steps one ADK event holds, in order."""
-    if event.author == "user" or not event.content or event.partial:
+    if event.author == "user" or event.partial:
         return []
+    if not event.content:
+        # A hand-off troupe recorded itself carries a transfer and no content.
+        target = event.actions.transfer_to_agent if event.actions else None
+        return [Step(event.author, "transfer", target, "")] if target else []
     out: list[Step] = []
     for part in event.content.parts or []:
         if part.function_call is not None:

@@ -1,0 +1,93 @@
+"""``troupe chat --session`` resumes, ``troupe sessions list|show|delete`` read the store."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from troupe.cli.app import app
+
+
+@pytest.fixture
+def cli(session_store: str, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("TROUPE_SESSION_STORE", session_store)
+    return CliRunner()
+
+
+def _chat(cli: CliRunner, workspace: Path, session: str, text: str) -> None:
+    result = cli.invoke(
+        app, ["chat", "--session", session, "--workspace", str(workspace), "--json", text]
+    )
+    assert result.exit_code == 0, result.output
+
+
+def _show(cli: CliRunner, session: str) -> list[dict[str, object]]:
+    result = cli.invoke(app, ["sessions", "show", session, "--json"])
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_chat_with_a_session_id_resumes_the_stored_conversation(
+    cli: CliRunner, workspace: Path
+) -> None:
+    session = f"cli-{uuid.uuid4().hex[:8]}"
+    _chat(cli, workspace, session, "hello")
+    # A second command is a new process as far as troupe is concerned.
+    _chat(cli, workspace, session, "list the files here")
+
+    lines = _show(cli, session)
+    said = [line["text"] for line in lines if line["kind"] == "message"]
+    assert said == ["hello", "list the files here"]
+    steps = [(line["author"], line["kind"], line["name"]) for line in lines]
+    assert ("orchestrator", "transfer", "operator") in steps
+    assert ("operator", "tool_call", "fs_list") in steps
+    answers = [line["text"] for line in lines if line["kind"] == "text"]
+    assert any("notes.txt" in str(text) for text in answers)
+
+
+def test_sessions_show_prints_who_said_what_with_transfers_and_tool_calls(
+    cli: CliRunner, workspace: Path
+) -> None:
+    session = f"show-{uuid.uuid4().hex[:8]}"
+    _chat(cli, workspace, session, "list the files here")
+    result = cli.invoke(app, ["sessions", "show", session])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "you: list the files here" in text
+    assert "orchestrator → transfers to operator" in text
+    assert "operator calls fs_list" in text
+
+
+def test_sessions_list_names_each_stored_session(cli: CliRunner, workspace: Path) -> None:
+    session = f"list-{uuid.uuid4().hex[:8]}"
+    _chat(cli, workspace, session, "hello")
+    result = cli.invoke(app, ["sessions", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    mine = [row for row in rows if row["id"] == session]
+    assert mine and mine[0]["user"] == "user" and mine[0]["events"] >= 2
+
+
+def test_sessions_delete_asks_first_and_keeps_the_session_on_no(
+    cli: CliRunner, workspace: Path
+) -> None:
+    session = f"keep-{uuid.uuid4().hex[:8]}"
+    _chat(cli, workspace, session, "hello")
+    result = cli.invoke(app, ["sessions", "delete", session], input="n\n")
+    assert result.exit_code == 1
+    assert "Delete session" in result.output
+    assert _show(cli, session)
+
+
+def test_sessions_delete_with_yes_removes_the_session(cli: CliRunner, workspace: Path) -> None:
+    session = f"gone-{uuid.uuid4().hex[:8]}"
+    _chat(cli, workspace, session, "hello")
+    result = cli.invoke(app, ["sessions", "delete", session, "--yes"])
+    assert result.exit_code == 0, result.output
+    shown = cli.invoke(app, ["sessions", "show", session])
+    assert shown.exit_code == 2
+    assert f"No session '{session}'" in shown.output
