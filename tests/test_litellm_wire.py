@@ -23,6 +23,13 @@ SCRIPT = [
 ]
 
 
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 @pytest.fixture
 def outside_connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Refuse, and record, every connection that is not to the loopback address."""
@@ -30,8 +37,7 @@ def outside_connections(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     real_connect = socket.socket.connect
 
     def connect(self: socket.socket, address: Any) -> Any:
-        host = address[0] if isinstance(address, tuple) else None
-        if host is not None and not ipaddress.ip_address(host).is_loopback:
+        if isinstance(address, tuple) and not _is_loopback(str(address[0])):
             attempts.append(address)
             raise OSError(f"test refused a connection to {address}")
         return real_connect(self, address)
@@ -175,3 +181,12 @@ def test_unknown_model_name_raises_config_error_listing_accepted_names(name: str
 def test_unknown_model_name_is_named_in_the_error(name: str) -> None:
     with pytest.raises(ConfigError, match=name):
         build_agent_tree(Config(model=name))
+
+
+def test_the_connection_guard_refuses_and_records_outside_hosts(
+    outside_connections: list[Any],
+) -> None:
+    with socket.socket() as sock, pytest.raises(OSError, match="refused"):
+        sock.connect(("192.0.2.1", 443))
+
+    assert outside_connections == [("192.0.2.1", 443)]

@@ -14,7 +14,14 @@ from troupe import Assistant, Config, Tool, UnknownAgentError, build_agent_tree
 from troupe.builtins import Workspace, operator_tools
 from troupe.runtime.assistant import unknown_agent_name
 from troupe.runtime.events import steps
-from troupe.testing import ScriptedModel, call, declared_tools, simplify, user_texts
+from troupe.testing import (
+    ScriptedModel,
+    ScriptExhaustedError,
+    call,
+    declared_tools,
+    simplify,
+    user_texts,
+)
 
 # The retry tests build the tree with transfer_repair=False: the in-flight
 # repair guard would otherwise answer a bad transfer inside the run, and the
@@ -265,3 +272,15 @@ def test_unknown_agent_name_is_read_from_each_error_format(message: str, name: s
 )
 def test_unrelated_errors_name_no_agent(message: str) -> None:
     assert unknown_agent_name(RuntimeError(message)) is None
+
+
+async def test_scripted_model_accepts_tuples_and_says_when_its_script_runs_out(
+    tools: list[Tool],
+) -> None:
+    model = ScriptedModel(replies=[("transfer_to_agent", {"agent_name": "operator"})])
+
+    with pytest.raises(ScriptExhaustedError, match="only 1 replies"):
+        await collect(assistant_for(model, tools), "s1", "list the files here")
+
+    assert len(model.requests) == 2
+    assert model.remaining == 0

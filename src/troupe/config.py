@@ -61,6 +61,8 @@ class Config:
     """Seconds before the first retry; doubles each time."""
     fallback_model: ModelLike | None = None
     """Model used when the primary still fails after its retries."""
+    turn_timeout_s: float | None = 300.0
+    """Seconds one user message may take; then the turn ends with a clear message."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Settings read from a config file that later features use."""
 

@@ -100,13 +100,16 @@ def _bearer_factory(entry: RemoteAgentEntry) -> Any:
 
 
 @functools.cache
-def _remote_class() -> type[BaseAgent]:
+def _remote_class() -> Any:
     try:
-        from google.adk.a2a.agent import RemoteA2aAgent
+        from google.adk.a2a import agent as a2a_agent
+
+        # ADK exports it lazily (module __getattr__), which type checkers see as object.
+        base: Any = a2a_agent.RemoteA2aAgent
     except ImportError:
         raise _a2a_missing() from None
 
-    class TroupeRemoteAgent(RemoteA2aAgent):
+    class TroupeRemoteAgent(base):
         """A RemoteA2aAgent that carries what troupe routes and checks by."""
 
         troupe_keywords: tuple[str, ...] = ()

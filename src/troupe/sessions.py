@@ -82,6 +82,7 @@ def open_session_store(url: str) -> BaseSessionService:
         file.parent.mkdir(parents=True, exist_ok=True)
     from google.adk.cli.service_registry import get_service_registry
 
+    service: BaseSessionService | None
     try:
         if file is not None and urlsplit(url).scheme == "sqlite":
             service = SerializedSqliteSessionService(db_path=url)

@@ -32,6 +32,7 @@ from .routing.partition import partition_tools
 from .routing.repair import AgentNameResolver
 from .runtime.approvals import refusal
 from .runtime.guards import Guards, GuardSettings
+from .runtime.tracing import Tracer
 from .tools import Tool, validate_tools
 from .topology import ORCHESTRATOR_NAME, AgentSpec, resolve_topology
 
@@ -243,19 +244,23 @@ def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolve
         max_model_calls=config.max_model_calls,
         max_repeated_calls=config.max_repeated_calls,
         trim_transfer_list=config.guards,
+        turn_timeout_s=config.turn_timeout_s,
     )
     guards = Guards(settings, resolver=resolver, root_name=root.name)
     root._troupe_guards = guards
     recovery = _recovery(config, root.model)
+    tracer = Tracer(lambda ctx: guards.turn_for(ctx).trace)
     agents: list[BaseAgent] = [root, *root.sub_agents]
     for agent in agents:
         if isinstance(agent, TroupeAgent):
             if recovery is not None:
                 agent.on_model_error_callback = recovery
-            agent.before_model_callback = guards.before_model
-            agent.after_model_callback = guards.after_model
-            agent.before_tool_callback = guards.before_tool
-            agent.after_tool_callback = guards.after_tool
+            # Guards first: a guard that ends the turn skips the model call,
+            # and ADK then runs no later before- or after-model callback.
+            agent.before_model_callback = [guards.before_model, tracer.before_model]
+            agent.after_model_callback = [guards.after_model, tracer.after_model]
+            agent.before_tool_callback = [guards.before_tool, tracer.before_tool]
+            agent.after_tool_callback = [guards.after_tool, tracer.after_tool]
 
 
 def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> None:

@@ -89,6 +89,7 @@ async def test_a_learning_is_stored_and_searchable_as_a_learning(run_tool: Any) 
         ("search_knowledge", {"query": "x", "limit": 0}, "limit is 0, out of range"),
         ("search_knowledge", {"query": "!!! ???"}, "has no words"),
         ("graph_traverse", {"node": "a", "depth": 9}, "depth is 9, out of range"),
+        ("graph_add_fact", {"subject": "a b", "predicate": "A B", "object": "a b"}, "the same"),
         ("create_skill", {"name": "two ways", "script": "ls"}, "not allowed"),
         ("create_skill", {"name": "x", "instruction": "a", "script": "b"}, "both"),
         ("create_skill", {"name": "x"}, "neither"),
@@ -124,6 +125,15 @@ async def test_graph_traverse_walks_facts_to_the_requested_depth(run_tool: Any) 
     assert ("ADK", "Google") in {(f["subject"], f["object"]) for f in two["facts"]}
     assert "Mountain View" not in two["nodes"]
     assert {f["hops"] for f in two["facts"]} == {1, 2}
+
+
+async def test_graph_traverse_walks_from_a_node_named_inside_a_phrase(run_tool: Any) -> None:
+    await run_tool(
+        "graph_add_fact", {"subject": "Paris", "predicate": "is the capital of", "object": "France"}
+    )
+    result = (await run_tool("graph_traverse", {"node": "the graph around paris"})).response
+    assert [(f["subject"], f["object"]) for f in result["facts"]] == [("Paris", "France")]
+    assert "walked from 'Paris'" in result["note"]
 
 
 async def test_adding_the_same_fact_twice_keeps_one(run_tool: Any) -> None:

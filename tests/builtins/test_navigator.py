@@ -19,6 +19,7 @@ from troupe.builtins.browser_session import (
     BrowserSession,
     browser_unavailable_reason,
     close_shared_browser,
+    shared_browser,
 )
 from troupe.builtins.navigator import navigator_tools
 from troupe.builtins.secret_store import SecretStore
@@ -416,3 +417,16 @@ def test_troupe_tree_lists_the_browser_tools_when_chromium_is_present(tmp_path: 
     assert result.exit_code == 0, result.output
     assert "browser_navigate" in result.output
     assert "not registered" not in result.output
+
+
+def test_troupe_chat_reads_a_local_page_and_closes_the_browser(site: str, tmp_path: Path) -> None:
+    _require_browser()
+
+    result = CliRunner().invoke(
+        app, ["chat", "-w", str(tmp_path), f"open {site}/about and read it"]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "This is the about page." in result.output
+    assert "orchestrator → navigator → browser_navigate → answer" in result.output
+    assert not shared_browser().is_open

@@ -195,6 +195,14 @@ def test_a_key_file_others_can_read_is_refused_with_the_fix(data_dir: Path) -> N
         SecretStore(data_dir).get("A")
 
 
+def test_a_lost_key_file_is_reported_instead_of_replaced(data_dir: Path) -> None:
+    SecretStore(data_dir).set("A", "value-a")
+    (data_dir / "secret.key").unlink()
+    with pytest.raises(VaultError, match=r"key file .* is missing"):
+        SecretStore(data_dir).get("A")
+    assert not (data_dir / "secret.key").exists()
+
+
 def test_the_key_can_come_from_the_environment(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

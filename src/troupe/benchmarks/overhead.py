@@ -69,7 +69,7 @@ async def run_overhead(
     logging.getLogger("google_adk").setLevel(logging.CRITICAL)
     sides = {"troupe": await _troupe_side(), "plain-adk": await _plain_side()}
     per_turn: dict[str, list[float]] = {name: [] for name in sides}
-    for name, turn in sides.items():  # warm-up: imports, caches, first sessions
+    for turn in sides.values():  # warm-up: imports, caches, first sessions
         for key in range(10):
             await turn(-1 - key)
     done = 0

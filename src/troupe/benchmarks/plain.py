@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from google.adk.agents import LlmAgent
+from google.adk.agents.base_agent import BaseAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.function_tool import FunctionTool
 
+from ..config import Config
 from ..tools import Tool
 from ..tree import build_agent_tree
-from ..config import Config
 
 
 def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
@@ -18,7 +19,7 @@ def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
     no guards, no repair, ADK's default transfer rules (sub-agents may transfer back)."""
     reference = build_agent_tree(Config(tools=tools, model=model, model_retries=0))
     by_name = {t.name: t for t in tools}
-    subs = []
+    subs: list[BaseAgent] = []
     for agent in reference.sub_agents:
         assert isinstance(agent, LlmAgent)
         own = [by_name[getattr(t, "name", "")] for t in agent.tools]

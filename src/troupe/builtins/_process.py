@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ._args import BadArgument
-from .secret_store import KEY_ENV
+from ._vault_key import KEY_ENV
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # Never handed to a child: with it, a command could decrypt every stored secret.

@@ -265,6 +265,21 @@ class KnowledgeStore:
             "truncated": truncated,
         }
 
+    def node_named_in(self, text: str) -> str | None:
+        """The longest node name that occurs in ``text`` as whole words, or None."""
+        lowered = f" {' '.join(_WORD.findall(text.lower()))} "
+        best: str | None = None
+        with self.store.read() as conn:
+            rows = conn.execute(
+                "SELECT subject AS name FROM facts UNION SELECT object FROM facts LIMIT 20000"
+            ).fetchall()
+        for row in rows:
+            name = row["name"]
+            words = " ".join(_WORD.findall(name.lower()))
+            if words and f" {words} " in lowered and (best is None or len(name) > len(best)):
+                best = name
+        return best
+
     # -- skills ----------------------------------------------------------
     def save_skill(
         self, *, name: str, kind: str, body: str, description: str, replace: bool

@@ -77,21 +77,32 @@ def librarian_tools(
 
     @guarded
     def graph_add_fact(subject: str, predicate: str, object: str) -> dict[str, Any]:
-        """Add a fact to the knowledge graph as subject, predicate, object, e.g.
-        ("troupe", "is built on", "ADK")."""
-        return store.add_fact(
-            text_arg("subject", subject, example="troupe", max_chars=500),
-            text_arg("predicate", predicate, example="is built on", max_chars=200),
-            text_arg("object", object, example="ADK", max_chars=500),
+        """Add a fact to the knowledge graph as subject, predicate and object, e.g.
+        subject 'Paris', predicate 'is the capital of', object 'France'."""
+        parts = (
+            text_arg("subject", subject, example="Paris", max_chars=500),
+            text_arg("predicate", predicate, example="is the capital of", max_chars=200),
+            text_arg("object", object, example="France", max_chars=500),
         )
+        if len({p.lower() for p in parts}) == 1:
+            raise BadArgument(
+                "subject, predicate and object are the same text",
+                "the fact split in three, e.g. subject='Paris', predicate='is the capital "
+                "of', object='France'",
+            )
+        return store.add_fact(*parts)
 
     @guarded
     def graph_traverse(node: str, depth: int = 2) -> dict[str, Any]:
-        """Walk the knowledge graph from a node: the facts reachable within `depth` hops
-        (1-5), following links in both directions."""
-        start = text_arg("node", node, example="troupe", max_chars=500)
+        """Show what the knowledge graph knows around a node: the facts reachable within
+        `depth` hops (1-5), following links in both directions."""
+        start = text_arg("node", node, example="Paris", max_chars=500)
         hops = int_arg("depth", depth, default=2, low=1, high=MAX_DEPTH)
         result = store.traverse(start, depth=hops, max_facts=MAX_GRAPH_FACTS)
+        if not result["facts"] and (named := store.node_named_in(start)) is not None:
+            # "the graph around Paris" names the node Paris; walk from it.
+            result = store.traverse(named, depth=hops, max_facts=MAX_GRAPH_FACTS)
+            result["note"] = f"no node is called {start!r}; walked from {named!r}, named in it"
         if not result["facts"]:
             result["note"] = f"no facts mention {start!r}; add some with graph_add_fact"
         return result

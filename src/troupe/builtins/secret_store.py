@@ -13,30 +13,29 @@ Values are encrypted with AES-256-GCM under a master key taken from the
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import re
 import secrets as _random
-import stat
 import threading
 import time
 from collections.abc import Mapping
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ..errors import TroupeError
 from ._args import iso
 from ._store import Store
+from ._vault_key import (
+    KEY_ENV,
+    KEY_FILENAME,
+    VaultError,
+    derive_key,
+    load_master_key,
+)
 
-KEY_ENV = "TROUPE_SECRET_KEY"
-KEY_FILENAME = "secret.key"
 FILENAME = "vault.db"
 SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 SECRET_REF = re.compile(r"\{\{\s*secret:([^{}\s]*)\s*\}\}")
@@ -65,10 +64,6 @@ SCHEMA = (
 )
 
 
-class VaultError(TroupeError):
-    """The vault cannot be used: no usable key, or a key that does not match."""
-
-
 class SecretNotFound(VaultError):
     """A ``{{secret:NAME}}`` reference or name with no stored secret."""
 
@@ -76,62 +71,6 @@ class SecretNotFound(VaultError):
 def reference(name: str) -> str:
     """The placeholder the model writes for the secret ``name``."""
     return "{{secret:" + name + "}}"
-
-
-def parse_key(text: str, *, origin: str) -> bytes:
-    """32 key bytes from hex or base64 text; VaultError naming ``origin`` otherwise."""
-    raw = text.strip()
-    candidates: list[bytes] = []
-    with suppress(ValueError):
-        candidates.append(bytes.fromhex(raw))
-    for decode in (base64.b64decode, base64.urlsafe_b64decode):
-        with suppress(binascii.Error, ValueError):
-            candidates.append(decode(raw + "=" * (-len(raw) % 4)))
-    for key in candidates:
-        if len(key) == 32:
-            return key
-    raise VaultError(
-        f"{origin} is not a 32-byte key; set it to 64 hex characters, e.g. the output of "
-        "`python -c 'import secrets; print(secrets.token_hex(32))'`"
-    )
-
-
-def load_master_key(data_dir: Path) -> bytes:
-    """The master key: TROUPE_SECRET_KEY, else the key file, created (mode 0600) if missing."""
-    if env := os.environ.get(KEY_ENV):
-        return parse_key(env, origin=f"the {KEY_ENV} environment variable")
-    path = data_dir / KEY_FILENAME
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read_key_file(path)
-    except OSError as exc:
-        raise VaultError(
-            f"cannot create the key file {str(path)!r}: {exc.strerror}; choose a writable "
-            f"data directory or set {KEY_ENV}"
-        ) from None
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(_random.token_hex(32) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    return _read_key_file(path)
-
-
-def _read_key_file(path: Path) -> bytes:
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            raise VaultError(
-                f"the key file {str(path)!r} can be read by other users (mode {mode:04o}); "
-                f"run `chmod 600 {path}`"
-            )
-        text = path.read_text(encoding="ascii")
-    except OSError as exc:
-        raise VaultError(f"cannot read the key file {str(path)!r}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        text = ""
-    return parse_key(text, origin=f"the key file {str(path)!r}")
 
 
 class SecretStore:
@@ -153,10 +92,26 @@ class SecretStore:
         """The master key, checked against the store the first time."""
         with self._lock:
             if self._key is None:
+                self._refuse_a_lost_key()
                 key = load_master_key(self.data_dir)
                 self._check_key(key)
                 self._key = key
             return self._key
+
+    def _refuse_a_lost_key(self) -> None:
+        # A new key file next to a vault made with the old one would lock the
+        # old secrets away for good; stop before creating it.
+        key_file = self.data_dir / KEY_FILENAME
+        if os.environ.get(KEY_ENV) or key_file.exists() or not self.path.exists():
+            return
+        with self.store.read() as conn:
+            row = conn.execute("SELECT 1 FROM meta WHERE key = 'key_check'").fetchone()
+        if row is not None:
+            raise VaultError(
+                f"the key file {str(key_file)!r} is missing but {str(self.path)!r} holds "
+                f"secrets sealed with it; restore the key file or set {KEY_ENV} to the key, "
+                "or move the vault file aside to start an empty vault"
+            )
 
     def _check_key(self, key: bytes) -> None:
         aead = AESGCM(key)
@@ -337,13 +292,6 @@ class SecretStore:
             )
         # Another process may have created the key first; the stored one wins.
         return self.signing_key(name, create=False)
-
-
-def derive_key(material: bytes, purpose: str) -> bytes:
-    """32 bytes derived from ``material`` with HKDF-SHA256 for ``purpose``."""
-    return HKDF(
-        algorithm=hashes.SHA256(), length=32, salt=None, info=b"troupe:" + purpose.encode()
-    ).derive(material)
 
 
 def mask_values(text: str, values: Mapping[str, str]) -> str:

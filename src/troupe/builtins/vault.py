@@ -15,15 +15,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..tools import Tool
 from ._args import BadArgument, guarded, name_arg, optional_text, text_arg
-from .secret_store import (
-    SECRET_NAME,
-    SECRET_REF,
-    SecretStore,
-    VaultError,
-    derive_key,
-    parse_key,
-    reference,
-)
+from ._vault_key import VaultError, derive_key, parse_key
+from .secret_store import SECRET_NAME, SECRET_REF, SecretStore, reference
 from .workspace import Workspace
 
 HASH_ALGORITHMS = ("sha256", "sha512", "sha3_256", "blake2b", "sha1", "md5")

@@ -229,6 +229,9 @@ def _register_subcommands() -> None:
     from .bench import bench_app
 
     app.add_typer(bench_app, name="bench")
+    from .trace import trace_app
+
+    app.add_typer(trace_app, name="trace")
 
 
 _register_subcommands()

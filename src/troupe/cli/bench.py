@@ -26,7 +26,7 @@ def faults(
     from ..benchmarks.faults import format_table, run_benchmark
 
     results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
-    console.print(format_table(results))
+    print(format_table(results))
     console.print(f"[dim]wrote {out}[/]")
 
 
@@ -39,7 +39,7 @@ def overhead(
     from ..benchmarks.overhead import format_overhead, run_overhead
 
     result = asyncio.run(run_overhead(turns=turns, out=out))
-    console.print(format_overhead(result))
+    print(format_overhead(result))
     console.print(f"[dim]wrote {out}[/]")
 
 

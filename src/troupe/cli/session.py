@@ -79,7 +79,10 @@ class ChatSession:
             from ..sessions import open_session_store
 
             service = open_session_store(settings.session_store)
-        assistant = Assistant(root, service)
+        from ..runtime.tracing import TraceStore
+
+        traces = TraceStore(settings.data_dir / "traces.db")
+        assistant = Assistant(root, service, trace_store=traces)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy)
 

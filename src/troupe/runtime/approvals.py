@@ -207,8 +207,6 @@ async def run_with_approvals(
             parts.append(confirmation_part(request, decision))
         pending = []
         answer = types.Content(role="user", parts=parts)
-        async for event in assistant.runner.run_async(
-            user_id=assistant.user_id, session_id=session_id, new_message=answer
-        ):
+        async for event in assistant.run(session_id, answer):
             pending.extend(approval_requests(event))
             yield event

@@ -13,9 +13,11 @@ Around every user message it
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import AsyncGenerator, Sequence
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.events.event import Event
@@ -27,7 +29,8 @@ from google.genai import types
 
 from ..errors import UnknownAgentError
 from ..routing.instructions import REJECT_MARKER
-from .guards import Guards, TurnRecord
+from .guards import Guards, TurnRecord, stop_message
+from .tracing import TraceStore, build_trace
 
 logger = logging.getLogger("troupe.runtime")
 
@@ -36,9 +39,12 @@ DEFAULT_USER_ID = "user"
 NOTE_AUTHOR = "troupe"
 MAX_REJECTIONS = 2
 
-# ADK 2.13, older ADK Python releases, and the Go release, in that order.
+# ADK 2.13 (its scheduler, then the agent resuming a transfer, then a
+# transfer outside the tree), older ADK Python releases, and the Go release.
 _UNKNOWN_AGENT_PATTERNS = (
     re.compile(r"Transfer target agent '([^']+)' not found"),
+    re.compile(r"Agent '([^']+)' not found\."),
+    re.compile(r"Cannot transfer from '[^']*' to unrelated agent '([^']+)'"),
     re.compile(r"Agent '?([^'\s]+)'? not found in the agent tree"),
     re.compile(r"failed to find agent: (\S+)"),
 )
@@ -131,6 +137,7 @@ class Assistant:
         *,
         app_name: str = DEFAULT_APP_NAME,
         user_id: str = DEFAULT_USER_ID,
+        trace_store: TraceStore | None = None,
     ) -> None:
         self.root_agent = root_agent
         self.session_service = session_service or InMemorySessionService()
@@ -143,7 +150,10 @@ class Assistant:
             auto_create_session=False,
         )
         self._agent_runners: dict[str, Runner] = {}
+        self.trace_store = trace_store
+        """Where each turn's trace is written (None: traces are not kept)."""
         self.last_turn: TurnRecord | None = None
+        self.last_trace_id: str | None = None
         """What the guards recorded for the most recent turn."""
 
     @property
@@ -167,16 +177,20 @@ class Assistant:
             )
 
     async def _run_once(
-        self, session_id: str, text: str, agent: str | None = None
+        self, session_id: str, text: str | types.Content, agent: str | None = None
     ) -> AsyncGenerator[Event, None]:
-        message = types.Content(role="user", parts=[types.Part(text=text)])
+        message = (
+            text
+            if isinstance(text, types.Content)
+            else types.Content(role="user", parts=[types.Part(text=text)])
+        )
         async for event in self._runner_for(agent).run_async(
             user_id=self.user_id, session_id=session_id, new_message=message
         ):
             yield event
 
     async def _run_with_retry(
-        self, session_id: str, text: str, agent: str | None = None
+        self, session_id: str, text: str | types.Content, agent: str | None = None
     ) -> AsyncGenerator[Event, None]:
         """One run; on an unknown agent, one more run after a correction message."""
         try:
@@ -198,56 +212,99 @@ class Assistant:
                 raise
             raise UnknownAgentError(again, valid) from exc
 
-    async def run(self, session_id: str, text: str) -> AsyncGenerator[Event, None]:
+    async def run(self, session_id: str, text: str | types.Content) -> AsyncGenerator[Event, None]:
         """Send ``text`` and yield ADK events as they happen.
+
+        ``text`` may also be a ready ``Content``, e.g. the answer to a tool
+        confirmation request, which resumes the paused turn.
 
         When the model transfers to an agent that does not exist, a correction
         naming the valid agents is sent in the same session and the turn is
         retried once; a second failure raises :class:`UnknownAgentError`.
-        With guards on, rejections are re-routed and empty turns nudged.
+        With guards on, rejections are re-routed, empty turns nudged, and a
+        turn that outlives its time limit ends with a message.
         """
         await self.ensure_session(session_id)
         guards = self.guards
-        recovering = guards is not None and guards.settings.enforce_limits
         turn = guards.begin_turn(session_id) if guards is not None else None
+        timeout = guards.settings.turn_timeout_s if guards is not None else None
+        started_at, clock = time.time(), time.perf_counter()
+        seen: list[Event] = []
+        outcome, error = "answered", None
         try:
-            message: str | None = text
-            agent: str | None = None
-            answered = False
-            nudged = False
-            while message is not None:
-                pending, pending_agent = message, agent
-                message, agent = None, None
-                rejected_now = False
-                async for event in self._run_with_retry(session_id, pending, pending_agent):
-                    shown = visible_text(event)
-                    if recovering and shown and is_rejection(shown):
-                        logger.info("%s rejected the task: %s", event.author, shown.strip())
-                        rejected_now = True
-                        continue
-                    if shown:
-                        answered = True
-                    yield event
-                if not recovering or turn is None:
-                    break
-                if turn.stop_reason is not None:
-                    break
-                if rejected_now and not answered:
-                    target = self._handoff_target(turn)
-                    if target is not None:
-                        yield self._hand_off(target, turn)
-                        message = handoff_message(turn.rejected_by[-1], target)
-                        agent = target
-                    else:
-                        message = self._after_rejection(turn)
-                elif not answered and not nudged:
-                    nudged = True
-                    message = NUDGE_MESSAGE
-            if recovering and turn is not None and not answered:
-                yield note_event(self._fallback_text(turn))
+            async for event in _with_deadline(self._turn(session_id, text, turn), timeout):
+                seen.append(event)
+                yield event
+        except TurnTimeout:
+            outcome = "timeout"
+            if turn is not None:
+                turn.stop_reason = f"it took longer than {timeout:g} seconds"
+                note = note_event(stop_message(turn))
+            else:
+                note = note_event(f"This message took longer than {timeout:g} seconds.")
+            seen.append(note)
+            yield note
+        except Exception as exc:
+            outcome, error = "error", f"{type(exc).__name__}: {exc}"
+            raise
         finally:
-            if guards is not None:
-                self.last_turn = guards.end_turn(session_id)
+            record = guards.end_turn(session_id) if guards is not None else None
+            self.last_turn = record
+            if self.trace_store is not None:
+                trace = build_trace(
+                    session_id,
+                    _message_text(text),
+                    seen,
+                    record,
+                    outcome=outcome,
+                    error=error,
+                    started_at=started_at,
+                    duration_s=time.perf_counter() - clock,
+                )
+                self.trace_store.add(trace)
+                self.last_trace_id = trace.id
+
+    async def _turn(
+        self, session_id: str, text: str | types.Content, turn: TurnRecord | None
+    ) -> AsyncGenerator[Event, None]:
+        recovering = (
+            turn is not None and self.guards is not None and (self.guards.settings.enforce_limits)
+        )
+        message: str | types.Content | None = text
+        agent: str | None = None
+        answered = False
+        nudged = False
+        paused = False
+        while message is not None:
+            pending, pending_agent = message, agent
+            message, agent = None, None
+            rejected_now = False
+            async for event in self._run_with_retry(session_id, pending, pending_agent):
+                if event.long_running_tool_ids:
+                    paused = True  # waiting for a person, e.g. to approve a tool call
+                shown = visible_text(event)
+                if recovering and shown and is_rejection(shown):
+                    logger.info("%s rejected the task: %s", event.author, shown.strip())
+                    rejected_now = True
+                    continue
+                if shown:
+                    answered = True
+                yield event
+            if paused or not recovering or turn is None or turn.stop_reason is not None:
+                break
+            if rejected_now and not answered:
+                target = self._handoff_target(turn)
+                if target is not None:
+                    yield self._hand_off(target, turn)
+                    message = handoff_message(turn.rejected_by[-1], target)
+                    agent = target
+                else:
+                    message = self._after_rejection(turn)
+            elif not answered and not nudged:
+                nudged = True
+                message = NUDGE_MESSAGE
+        if recovering and turn is not None and not answered and not paused:
+            yield note_event(self._fallback_text(turn))
 
     def _handoff_target(self, turn: TurnRecord) -> str | None:
         """The agent a rejection named, when it can take the task straight away."""
@@ -308,7 +365,42 @@ class Assistant:
             )
         return "No answer was produced for this message; please try rephrasing it."
 
-    async def run_and_collect(self, session_id: str, text: str) -> str:
+    async def run_and_collect(self, session_id: str, text: str | types.Content) -> str:
         """Send ``text`` and return the user-visible reply."""
         chunks = [visible_text(event) async for event in self.run(session_id, text)]
         return "\n".join(chunk for chunk in chunks if chunk)
+
+
+class TurnTimeout(Exception):
+    """A turn ran past its time limit."""
+
+
+async def _with_deadline(
+    events: AsyncIterator[Event], timeout: float | None
+) -> AsyncGenerator[Event, None]:
+    """``events``, ending with TurnTimeout once ``timeout`` seconds have passed."""
+    if not timeout:
+        async for event in events:
+            yield event
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    iterator = events.__aiter__()
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            raise TurnTimeout
+        try:
+            event = await asyncio.wait_for(iterator.__anext__(), remaining)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            raise TurnTimeout from None
+        yield event
+
+
+def _message_text(message: str | types.Content) -> str:
+    if isinstance(message, str):
+        return message
+    texts = [p.text for p in message.parts or [] if p.text]
+    return " ".join(texts) if texts else "(reply to a confirmation request)"

@@ -36,6 +36,7 @@ from google.genai import types
 
 from ..routing.instructions import REJECT_MARKER
 from ..routing.repair import AgentNameResolver
+from .tracing import TraceLog
 
 logger = logging.getLogger("troupe.guards")
 
@@ -63,6 +64,8 @@ class GuardSettings:
     """Model calls allowed per user turn, over all agents."""
     max_repeated_calls: int = 3
     """Identical tool calls (same agent, tool, arguments) in a row before stopping."""
+    turn_timeout_s: float | None = None
+    """Seconds a user turn may take before it is ended with a message; None: no limit."""
     trim_transfer_list: bool = True
     """Drop ADK's transfer-target list from the orchestrator's request."""
 
@@ -89,6 +92,8 @@ class TurnRecord:
     """(tool, response) of the latest tool result."""
     stop_reason: str | None = None
     """Why the turn was stopped early, if it was."""
+    trace: TraceLog = field(default_factory=TraceLog)
+    """Model and tool calls with timings, for the turn's trace."""
     _last_signature: str | None = None
     _repeats: int = 0
 
@@ -134,7 +139,8 @@ class Guards:
                 self._turns.popitem(last=False)
         return record
 
-    def _turn_for(self, ctx: CallbackContext | ToolContext) -> TurnRecord:
+    def turn_for(self, ctx: CallbackContext | ToolContext) -> TurnRecord:
+        """The record of the turn a callback context belongs to."""
         session_id = ctx.session.id
         key = self._active.get(session_id) or f"inv:{ctx.invocation_id}"
         return self._record(key)
@@ -143,7 +149,7 @@ class Guards:
     def before_model(
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
-        turn = self._turn_for(callback_context)
+        turn = self.turn_for(callback_context)
         if self.settings.trim_transfer_list and callback_context.agent_name == self.root_name:
             _trim_transfer_list(llm_request)
         if not self.settings.enforce_limits:
@@ -163,7 +169,7 @@ class Guards:
     ) -> LlmResponse | None:
         text = _response_text(llm_response)
         if text.lstrip().startswith(REJECT_MARKER):
-            turn = self._turn_for(callback_context)
+            turn = self.turn_for(callback_context)
             turn.rejected_by.append(callback_context.agent_name)
             if match := _REJECT_TARGET.search(text):
                 turn.reject_targets.append(match.group(1))
@@ -172,7 +178,7 @@ class Guards:
     def before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
-        turn = self._turn_for(tool_context)
+        turn = self.turn_for(tool_context)
         if tool.name == TRANSFER_TOOL:
             return self._check_transfer(args, tool_context, turn)
         if not self.settings.enforce_limits:
@@ -204,7 +210,7 @@ class Guards:
         tool_response: Any,
     ) -> dict[str, Any] | None:
         if tool.name != TRANSFER_TOOL:
-            turn = self._turn_for(tool_context)
+            turn = self.turn_for(tool_context)
             turn.tool_calls.append((tool_context.agent_name, tool.name))
             turn.last_result = (tool.name, tool_response)
         return None

@@ -1,0 +1,86 @@
+"""The vault's master key: from TROUPE_SECRET_KEY or a 0600 key file, and keys derived from it."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import secrets as _random
+import stat
+from contextlib import suppress
+from pathlib import Path
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from ..errors import TroupeError
+
+KEY_ENV = "TROUPE_SECRET_KEY"
+KEY_FILENAME = "secret.key"
+
+
+class VaultError(TroupeError):
+    """The vault cannot be used: no usable key, or a key that does not match."""
+
+
+def parse_key(text: str, *, origin: str) -> bytes:
+    """32 key bytes from hex or base64 text; VaultError naming ``origin`` otherwise."""
+    raw = text.strip()
+    candidates: list[bytes] = []
+    with suppress(ValueError):
+        candidates.append(bytes.fromhex(raw))
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        with suppress(binascii.Error, ValueError):
+            candidates.append(decode(raw + "=" * (-len(raw) % 4)))
+    for key in candidates:
+        if len(key) == 32:
+            return key
+    raise VaultError(
+        f"{origin} is not a 32-byte key; set it to 64 hex characters, e.g. the output of "
+        "`python -c 'import secrets; print(secrets.token_hex(32))'`"
+    )
+
+
+def load_master_key(data_dir: Path) -> bytes:
+    """The master key: TROUPE_SECRET_KEY, else the key file, created (mode 0600) if missing."""
+    if env := os.environ.get(KEY_ENV):
+        return parse_key(env, origin=f"the {KEY_ENV} environment variable")
+    path = data_dir / KEY_FILENAME
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_key_file(path)
+    except OSError as exc:
+        raise VaultError(
+            f"cannot create the key file {str(path)!r}: {exc.strerror}; choose a writable "
+            f"data directory or set {KEY_ENV}"
+        ) from None
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(_random.token_hex(32) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return _read_key_file(path)
+
+
+def _read_key_file(path: Path) -> bytes:
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise VaultError(
+                f"the key file {str(path)!r} can be read by other users (mode {mode:04o}); "
+                f"run `chmod 600 {path}`"
+            )
+        text = path.read_text(encoding="ascii")
+    except OSError as exc:
+        raise VaultError(f"cannot read the key file {str(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        text = ""
+    return parse_key(text, origin=f"the key file {str(path)!r}")
+
+
+def derive_key(material: bytes, purpose: str) -> bytes:
+    """32 bytes derived from ``material`` with HKDF-SHA256 for ``purpose``."""
+    return HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=b"troupe:" + purpose.encode()
+    ).derive(material)

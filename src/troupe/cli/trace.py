@@ -1,0 +1,104 @@
+"""``troupe trace``: list and show the traces of past turns."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from ..runtime.tracing import Trace, TraceStore
+
+trace_app = typer.Typer(help="Traces of past turns: path, model and tool calls.",
+                        no_args_is_help=True)
+console = Console(highlight=False)
+
+DataDirOpt = Annotated[
+    Path | None, typer.Option("--data-dir", help="Where traces are stored (TROUPE_DATA_DIR).")
+]
+
+
+def _store(data_dir: Path | None) -> TraceStore:
+    from ..settings import default_data_dir
+
+    return TraceStore((data_dir or default_data_dir()) / "traces.db")
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@trace_app.command("list")
+def list_traces(
+    limit: Annotated[int, typer.Option(help="How many, newest first.", min=1)] = 20,
+    session: Annotated[str | None, typer.Option(help="Only this session.")] = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """The newest traces: when, session, request, path, outcome, calls and time."""
+    traces = _store(data_dir).list(limit=limit, session_id=session)
+    if not traces:
+        console.print("No traces yet: run `troupe chat` first.")
+        return
+    table = Table("id", "when", "session", "request", "path", "outcome", "model calls",
+                  "tokens", "ms")
+    for t in traces:
+        table.add_row(t.id, _when(t.started_at), t.session_id, escape(t.request[:40]),
+                      " → ".join(t.path), t.outcome, str(len(t.model_calls)), str(t.tokens()),
+                      f"{t.duration_ms:.0f}")
+    console.print(table)
+
+
+def render_trace(trace: Trace) -> Tree:
+    """A rich tree of one trace."""
+    root = Tree(f"[bold]trace {trace.id}[/] · session {escape(trace.session_id)} · "
+                f"{_when(trace.started_at)} · {trace.duration_ms:.0f} ms · [bold]{trace.outcome}[/]")
+    root.add(f"request: {escape(trace.request)}")
+    root.add(f"path: {' → '.join(trace.path) or '(none)'}")
+    if trace.repairs:
+        root.add("repairs: " + ", ".join(f"{bad} → {real}" for bad, real in trace.repairs))
+    if trace.unresolved:
+        root.add("unresolved names: " + ", ".join(trace.unresolved))
+    if trace.rejections:
+        root.add("rejected by: " + ", ".join(trace.rejections))
+    if trace.stop_reason:
+        root.add(f"stopped: {escape(trace.stop_reason)}")
+    if trace.error:
+        root.add(f"[red]error: {escape(trace.error)}[/]")
+    models = root.add(f"model calls ({len(trace.model_calls)}, {trace.tokens()} tokens)")
+    for c in trace.model_calls:
+        models.add(f"{c['agent']}: {c['prompt_tokens']} in / {c['output_tokens']} out, "
+                   f"{c['latency_ms']:.1f} ms")
+    tools = root.add(f"tool calls ({len(trace.tool_calls)})")
+    for c in trace.tool_calls:
+        args = escape(json.dumps(c["args"], ensure_ascii=False)[:120])
+        status = f" [red]error: {escape(str(c['error']))[:80]}[/]" if c.get("error") else ""
+        tools.add(f"{c['agent']} → {c['tool']}({args}) · {c['result_chars']} chars · "
+                  f"{c['duration_ms']:.1f} ms{status}")
+    if trace.answer:
+        root.add(f"answer: {escape(trace.answer[:300])}")
+    return root
+
+
+@trace_app.command("show")
+def show_trace(
+    trace_id: Annotated[str, typer.Argument(help="A trace id (or a unique prefix).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the raw JSON.")] = False,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """One trace in full."""
+    trace = _store(data_dir).get(trace_id)
+    if trace is None:
+        console.print(f"[red]No single trace matches {trace_id!r}[/]; see `troupe trace list`.")
+        raise typer.Exit(code=1)
+    if json_output:
+        from dataclasses import asdict
+
+        print(json.dumps(asdict(trace), indent=2))
+        return
+    console.print(render_trace(trace))

@@ -1,0 +1,259 @@
+"""Traces: what happened in each turn, kept in SQLite and shown by ``troupe trace``.
+
+A trace records the path through the agents, every model call (agent, tokens,
+latency), every tool call (arguments with secrets masked, result size,
+duration), the repairs, rejections and hand-offs, and how the turn ended.
+ADK's own OpenTelemetry spans are untouched, for users with a collector.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+from ..builtins._store import Store
+
+MASK = "***"
+_SENSITIVE_KEY = re.compile(r"password|passwd|secret|token|api_?key|credential|private", re.I)
+_SECRET_TOOLS_VALUE_KEYS = {"value", "plaintext"}
+_MAX_TEXT = 2000
+
+
+@dataclass
+class ModelCall:
+    agent: str
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+@dataclass
+class ToolCall:
+    agent: str
+    tool: str
+    args: dict[str, Any]
+    result_chars: int = 0
+    duration_ms: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class TraceLog:
+    """Model and tool calls of one turn, filled in by :class:`Tracer` callbacks."""
+
+    model_calls: list[ModelCall] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    _model_started: dict[str, float] = field(default_factory=dict)
+    _tool_started: dict[str, float] = field(default_factory=dict)
+
+
+def mask_args(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with secret-looking values replaced by ***."""
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        secret_value = tool.startswith("secrets_") and key in _SECRET_TOOLS_VALUE_KEYS
+        if secret_value or _SENSITIVE_KEY.search(key):
+            out[key] = MASK
+        elif isinstance(value, dict):
+            out[key] = mask_args(tool, value)
+        else:
+            out[key] = value
+    return out
+
+
+class Tracer:
+    """ADK callbacks that time model and tool calls into the current turn's log."""
+
+    def __init__(self, logs: Any) -> None:
+        # ``logs`` maps a callback context to the TraceLog of its turn.
+        self._logs = logs
+
+    def before_model(
+        self, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        log: TraceLog = self._logs(callback_context)
+        log._model_started[callback_context.agent_name] = time.perf_counter()
+        return None
+
+    def after_model(
+        self, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        if llm_response.partial:
+            return None
+        log: TraceLog = self._logs(callback_context)
+        started = log._model_started.pop(callback_context.agent_name, None)
+        usage = llm_response.usage_metadata
+        log.model_calls.append(
+            ModelCall(
+                agent=callback_context.agent_name,
+                prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
+                output_tokens=(usage.candidates_token_count or 0) if usage else 0,
+                latency_ms=round((time.perf_counter() - started) * 1000, 2) if started else 0.0,
+            )
+        )
+        return None
+
+    def before_tool(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        log: TraceLog = self._logs(tool_context)
+        log._tool_started[tool_context.function_call_id or tool.name] = time.perf_counter()
+        return None
+
+    def after_tool(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, tool_response: Any
+    ) -> dict[str, Any] | None:
+        log: TraceLog = self._logs(tool_context)
+        started = log._tool_started.pop(tool_context.function_call_id or tool.name, None)
+        text = json.dumps(tool_response, default=str, ensure_ascii=False)
+        error = tool_response.get("error") if isinstance(tool_response, dict) else None
+        log.tool_calls.append(
+            ToolCall(
+                agent=tool_context.agent_name,
+                tool=tool.name,
+                args=mask_args(tool.name, dict(args)),
+                result_chars=len(text),
+                duration_ms=round((time.perf_counter() - started) * 1000, 2) if started else 0.0,
+                error=str(error) if error else None,
+            )
+        )
+        return None
+
+
+@dataclass
+class Trace:
+    """One turn, as stored and shown."""
+
+    id: str
+    session_id: str
+    started_at: float
+    duration_ms: float
+    request: str
+    outcome: str
+    """answered, stopped, fallback, timeout or error."""
+    answer: str = ""
+    path: list[str] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    model_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    repairs: list[list[str]] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    rejections: list[str] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)
+    stop_reason: str | None = None
+    error: str | None = None
+
+    @staticmethod
+    def new_id() -> str:
+        return uuid.uuid4().hex[:12]
+
+    def tokens(self) -> int:
+        return sum(c["prompt_tokens"] + c["output_tokens"] for c in self.model_calls)
+
+
+def clip(text: str, limit: int = _MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS traces (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        data TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS traces_started ON traces(started_at)",
+)
+
+
+class TraceStore:
+    """Traces in ``traces.db`` in the data directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.store = Store(path, schema=_SCHEMA)
+
+    def add(self, trace: Trace) -> None:
+        with self.store.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO traces (id, session_id, started_at, data) VALUES (?,?,?,?)",
+                (trace.id, trace.session_id, trace.started_at, json.dumps(asdict(trace))),
+            )
+
+    def list(self, limit: int = 20, session_id: str | None = None) -> list[Trace]:
+        query = "SELECT data FROM traces"
+        params: tuple[Any, ...] = ()
+        if session_id:
+            query += " WHERE session_id = ?"
+            params = (session_id,)
+        query += " ORDER BY started_at DESC LIMIT ?"
+        with self.store.read() as conn:
+            rows = conn.execute(query, (*params, limit)).fetchall()
+        return [Trace(**json.loads(r[0])) for r in rows]
+
+    def get(self, trace_id: str) -> Trace | None:
+        """The trace with this id, or the only one whose id starts with it."""
+        with self.store.read() as conn:
+            rows = conn.execute(
+                "SELECT data FROM traces WHERE id LIKE ? ORDER BY started_at DESC LIMIT 2",
+                (trace_id + "%",),
+            ).fetchall()
+        return Trace(**json.loads(rows[0][0])) if len(rows) == 1 else None
+
+
+def build_trace(
+    session_id: str,
+    request: str,
+    events: list[Any],
+    record: Any,
+    *,
+    outcome: str,
+    error: str | None,
+    started_at: float,
+    duration_s: float,
+) -> Trace:
+    """A :class:`Trace` from a turn's events and its guard record (may be None)."""
+    from .events import steps as event_steps
+
+    all_steps = [s for e in events for s in event_steps(e)]
+    answer = "\n".join(s.text for s in all_steps if s.kind == "text").strip()
+    path = ["orchestrator"] if all_steps and all_steps[0].author == "orchestrator" else []
+    path += [s.name for s in all_steps if s.kind == "transfer" and s.name]
+    if record is not None and outcome == "answered":
+        if record.stop_reason:
+            outcome = "stopped"
+        elif all_steps and all_steps[-1].author == "troupe":
+            outcome = "fallback"
+    log = record.trace if record is not None else TraceLog()
+    return Trace(
+        id=Trace.new_id(),
+        session_id=session_id,
+        started_at=started_at,
+        duration_ms=round(duration_s * 1000, 2),
+        request=clip(request),
+        outcome=outcome,
+        answer=clip(answer),
+        path=path,
+        steps=[
+            {"author": s.author, "kind": s.kind, "name": s.name, "text": clip(s.text, 500)}
+            for s in all_steps
+        ],
+        model_calls=[asdict(c) for c in log.model_calls],
+        tool_calls=[asdict(c) for c in log.tool_calls],
+        repairs=[list(r) for r in (record.repairs if record else [])],
+        unresolved=list(record.unresolved if record else []),
+        rejections=list(record.rejected_by if record else []),
+        reached=list(record.reached if record else []),
+        stop_reason=record.stop_reason if record else None,
+        error=error,
+    )
