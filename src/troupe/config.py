@@ -13,6 +13,7 @@ from google.adk.tools.base_tool import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError
+from .mcp import McpServer, McpServerEntry
 from .models.resolve import ModelLike
 from .remote import RemoteAgentEntry
 from .tools import Tool
@@ -44,6 +45,8 @@ class Config:
     """Turns a Tool into an ADK tool; called once per routed tool."""
     remote_agents: Sequence[BaseAgent] = ()
     """Extra sub-agents (e.g. RemoteA2aAgent) appended with a routing entry each."""
+    mcp_servers: Sequence[McpServer] = ()
+    """MCP servers whose tools go to the agent their ``prefix`` or ``agent`` names."""
     session_store: str | None = None
     """Session store URL (``sqlite:///...``, ``postgresql+asyncpg://...``) for the CLI and
     server; None means ``sessions.db`` in the data directory."""
@@ -99,6 +102,9 @@ class ConfigFile(BaseModel):
     )
     remote_agents: list[RemoteAgentEntry] = Field(
         default_factory=list, description="A2A agents added as sub-agents."
+    )
+    mcp_servers: list[McpServerEntry] = Field(
+        default_factory=list, description="MCP servers (stdio command or streamable HTTP url)."
     )
 
 

@@ -74,6 +74,7 @@ def load_settings(
         max_delegation_rounds=file_rounds or 0,
         topology=topology or (parsed.topology if parsed and parsed.topology else "default"),
         remote_agents=build_remote_agents(parsed.remote_agents) if parsed else (),
+        mcp_servers=[entry.to_server() for entry in parsed.mcp_servers] if parsed else (),
         session_store=session_store
         or os.environ.get(SESSION_STORE_ENV)
         or (parsed.session_store if parsed else None),

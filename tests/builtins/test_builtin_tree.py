@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -44,8 +45,13 @@ def test_every_builtin_tool_is_owned_by_its_role(tmp_path: Path) -> None:
         assert [t.name for t in split.by_agent[role]] == names
 
 
-def test_building_the_tools_creates_no_files(tmp_path: Path) -> None:
-    builtin_tools(workspace=tmp_path, data_dir=tmp_path / "data")
+async def test_building_the_tools_and_using_the_operator_creates_no_store_files(
+    tmp_path: Path, run_with: Any
+) -> None:
+    tools = builtin_tools(workspace=tmp_path, data_dir=tmp_path / "data")
+    (tmp_path / "a.txt").write_text("hi")
+    await run_with(tools, "fs_read", {"path": "a.txt"})
+    await run_with(tools, "exec_shell", {"command": "ls"})
     assert not (tmp_path / "data").exists()
 
 

@@ -63,6 +63,7 @@ def operator_tools(
                 )
         return target
 
+    @guarded
     def fs_read(path: str) -> dict[str, Any]:
         """Read a text file inside the workspace and return its contents."""
         try:
@@ -79,6 +80,7 @@ def operator_tools(
             "truncated": len(data) > MAX_READ_BYTES,
         }
 
+    @guarded
     def fs_list(path: str = ".") -> dict[str, Any]:
         """List the files and folders in a directory inside the workspace."""
         try:
@@ -91,6 +93,7 @@ def operator_tools(
         shown = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LIST_ENTRIES]]
         return {"path": workspace.relative(target), "entries": shown, "total": len(entries)}
 
+    @guarded
     def fs_write(path: str, content: str) -> dict[str, Any]:
         """Write text to a file inside the workspace, creating or replacing it."""
         if not isinstance(content, str):

@@ -242,6 +242,8 @@ class SecretStore:
 
     def values(self) -> dict[str, str]:
         """Every secret's value by name (for masking)."""
+        if not self.path.exists():
+            return {}  # masking output must not create the vault as a side effect
         return {name: self.get(name) for name in self.names()}
 
     def mask(self, text: str) -> str:

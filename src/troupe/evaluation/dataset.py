@@ -1,0 +1,136 @@
+"""The labelled routing set: requests and the agent each one should reach."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from itertools import islice, zip_longest
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..topology import ORCHESTRATOR_NAME
+
+KINDS = ("plain", "paraphrase", "typo", "compound", "language")
+"""How a request is phrased: plain, a paraphrase, with typos, several tasks in
+one (compound), or in another language than English."""
+
+DIRECT = ORCHESTRATOR_NAME
+"""The label of a request the orchestrator should answer itself."""
+
+BUILTIN_DATASET = "routing_eval.jsonl"
+
+
+@dataclass(frozen=True)
+class RoutingCase:
+    """One labelled request."""
+
+    text: str
+    """What the user writes."""
+    expected: tuple[str, ...]
+    """The agents (or ``orchestrator``) that count as a correct route; the first
+    is the request's label in per-agent rows and the confusion matrix."""
+    kind: str
+    """One of :data:`KINDS`."""
+    lang: str
+    """Language code of the request (``en``, ``de``, ``es``, ``fr`` ...)."""
+
+    @property
+    def label(self) -> str:
+        """The primary expected agent."""
+        return self.expected[0]
+
+    def accepts(self, routed: str | None) -> bool:
+        """True when routing to ``routed`` counts as correct."""
+        return routed is not None and routed in self.expected
+
+
+def load_cases(path: str | Path | None = None) -> list[RoutingCase]:
+    """The routing set: the one shipped with troupe, or a JSONL file at ``path``.
+
+    Each line is ``{"text", "expected", "kind", "lang"}``; ``expected`` is an
+    agent name, ``orchestrator``, or a list of acceptable names.
+
+    Raises:
+        ConfigError: naming the file, the line and what to fix.
+    """
+    if path is None:
+        source = f"troupe's {BUILTIN_DATASET}"
+        text = (resources.files("troupe.evaluation") / "data" / BUILTIN_DATASET).read_text(
+            encoding="utf-8"
+        )
+    else:
+        source = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot read routing set {source!r}: {exc.strerror}. Pass an existing "
+                "JSONL file to --dataset, or leave it out to use the built-in set."
+            ) from None
+    cases = [
+        _parse_line(line, number, source)
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
+    if not cases:
+        raise ConfigError(f"Routing set {source!r} has no requests; add one JSON object a line.")
+    return cases
+
+
+def _parse_line(line: str, number: int, source: str) -> RoutingCase:
+    where = f"{source}, line {number}"
+    try:
+        row: Any = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where} is not valid JSON ({exc.msg}); write one object a line.")
+    if not isinstance(row, dict):
+        raise ConfigError(f"{where} must be a JSON object with text, expected, kind and lang.")
+    unknown = sorted(set(row) - {"text", "expected", "kind", "lang"})
+    if unknown:
+        raise ConfigError(
+            f"{where} has unknown field(s) {', '.join(unknown)}; "
+            "use only text, expected, kind and lang."
+        )
+    text = row.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"{where}: 'text' must be a non-empty string (the user's request).")
+    expected = _expected(row.get("expected"), where)
+    kind = row.get("kind", "plain")
+    if kind not in KINDS:
+        raise ConfigError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}.")
+    lang = row.get("lang", "en")
+    if not isinstance(lang, str) or not lang.strip():
+        raise ConfigError(f"{where}: 'lang' must be a language code such as 'en' or 'de'.")
+    return RoutingCase(text=text, expected=expected, kind=kind, lang=lang.strip())
+
+
+def _expected(value: Any, where: str) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(names, list)
+        or not names
+        or not all(isinstance(n, str) and n.strip() for n in names)
+    ):
+        raise ConfigError(
+            f"{where}: 'expected' must be an agent name, 'orchestrator' for a direct "
+            f"answer, or a non-empty list of names; got {value!r}."
+        )
+    return tuple(n.strip() for n in names)
+
+
+def spread(cases: Sequence[RoutingCase], limit: int | None) -> list[RoutingCase]:
+    """The first ``limit`` cases taken in turn from each label, so that a small
+    subset still covers every agent; all cases, in file order, without a limit."""
+    if limit is None or limit >= len(cases):
+        return list(cases)
+    groups: dict[str, list[RoutingCase]] = {}
+    for case in cases:
+        groups.setdefault(case.label, []).append(case)
+    interleaved = (
+        case for layer in zip_longest(*groups.values()) for case in layer if case is not None
+    )
+    return list(islice(interleaved, limit))
+

@@ -1,0 +1,74 @@
+"""What one evaluated request produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+NO_ROUTE = "(none)"
+"""Confusion-matrix column for a request that reached no decision (an error,
+or only invalid agent names)."""
+
+
+@dataclass
+class RequestResult:
+    """The orchestrator's routing decision for one request, and what it cost."""
+
+    text: str
+    """The request."""
+    expected: tuple[str, ...]
+    """Acceptable routes; the first is the label."""
+    kind: str
+    """plain, paraphrase, typo, compound or language."""
+    lang: str
+    """Language code."""
+    routed: str | None
+    """The first agent actually transferred to, ``orchestrator`` for a direct
+    answer, None when no decision was reached."""
+    invalid_names: list[str] = field(default_factory=list)
+    """Agent names the model passed to transfer_to_agent that are not in the tree."""
+    repairs: list[tuple[str, str]] = field(default_factory=list)
+    """(invalid name, agent) for each transfer troupe repaired in flight."""
+    model_calls: int = 0
+    """Model calls until the decision."""
+    prompt_tokens: int = 0
+    """Prompt tokens over those calls, as the model reported them."""
+    output_tokens: int = 0
+    """Output tokens (answer and thoughts) over those calls."""
+    latency_ms: float = 0.0
+    """Wall time from sending the request to the decision."""
+    error: str | None = None
+    """Why the request failed, when it did."""
+
+    @property
+    def label(self) -> str:
+        """The primary expected route."""
+        return self.expected[0]
+
+    @property
+    def correct(self) -> bool:
+        """True when the route is one of the expected ones (repaired or not)."""
+        return self.routed is not None and self.routed in self.expected
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus output tokens."""
+        return self.prompt_tokens + self.output_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the result."""
+        return {
+            "text": self.text,
+            "expected": list(self.expected),
+            "kind": self.kind,
+            "lang": self.lang,
+            "routed": self.routed,
+            "correct": self.correct,
+            "invalid_names": list(self.invalid_names),
+            "repairs": [list(pair) for pair in self.repairs],
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "latency_ms": round(self.latency_ms, 2),
+            "error": self.error,
+        }
