@@ -54,8 +54,11 @@ def ensure_chromium() -> None:
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
         subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True, env=env)
     else:
-        print("chromium is missing: install it (Debian: sudo apt-get install chromium); "
-              "the browser tests need it.", file=sys.stderr)
+        print(
+            "chromium is missing: install it (Debian: sudo apt-get install chromium); "
+            "the browser tests need it.",
+            file=sys.stderr,
+        )
 
 
 def main(argv: list[str]) -> int:
@@ -71,8 +74,7 @@ def main(argv: list[str]) -> int:
         install("dev")
         codes = [
             run(BIN / "ruff", "check", "src", "tests", "bench", "dev.py", check=False),
-            run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "dev.py",
-                check=False),
+            run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "dev.py", check=False),
             run(BIN / "mypy", check=False),
         ]
         return max(codes)

@@ -1,6 +1,6 @@
 """Fault-injection benchmark (same as ``troupe bench faults``).
 
-    python bench/faults.py --turns 1000 --seed 7
+python bench/faults.py --turns 1000 --seed 7
 """
 
 from troupe.cli.bench import bench_app

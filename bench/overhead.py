@@ -1,6 +1,6 @@
 """Overhead benchmark (same as ``troupe bench overhead``).
 
-    python bench/overhead.py --turns 2000
+python bench/overhead.py --turns 2000
 """
 
 from troupe.cli.bench import bench_app

@@ -15,8 +15,15 @@ def test_labelled_request_set_covers_every_agent() -> None:
     requests = load_requests()
     assert len(requests) >= 150
     expected = {r.expected for r in requests}
-    assert expected == {"operator", "navigator", "vault", "librarian", "planner",
-                        "chronicler", "orchestrator"}
+    assert expected == {
+        "operator",
+        "navigator",
+        "vault",
+        "librarian",
+        "planner",
+        "chronicler",
+        "orchestrator",
+    }
 
 
 def test_fault_benchmark_writes_json_for_three_strategies(tmp_path: Path) -> None:

@@ -175,8 +175,10 @@ async def test_rejection_is_handed_to_the_named_agent_without_an_orchestrator_ca
     assert not any("[REJECT]" in s for s in shown)
     assert shown[-1] == "The page says hello"
     assert "browser_navigate" in declared_tools(model.requests[2])
-    assert simplify(events)[:2] == [("orchestrator", "transfer", "operator"),
-                                    ("orchestrator", "transfer", "navigator")]
+    assert simplify(events)[:2] == [
+        ("orchestrator", "transfer", "operator"),
+        ("orchestrator", "transfer", "navigator"),
+    ]
     assert assistant.last_turn is not None
     assert assistant.last_turn.reached == ["operator", "navigator"]
 

@@ -23,8 +23,11 @@ def _assistant(model: object, store: TraceStore, **options: object) -> troupe.As
 async def test_turn_trace_records_path_model_and_tool_calls(tmp_path: Path) -> None:
     store = TraceStore(tmp_path / "traces.db")
     model = ScriptedModel(
-        replies=[call("transfer_to_agent", agent_name="browser_agent"),
-                 call("browser_navigate", url="https://example.com"), "read it"]
+        replies=[
+            call("transfer_to_agent", agent_name="browser_agent"),
+            call("browser_navigate", url="https://example.com"),
+            "read it",
+        ]
     )
     assistant = _assistant(model, store)
     await assistant.run_and_collect("s1", "open https://example.com")
@@ -66,8 +69,9 @@ def test_trace_list_and_show_render_stored_turns(tmp_path: Path) -> None:
     assert listed.exit_code == 0, listed.output
     assert "chat-1" in listed.output
     trace_id = store.list(limit=1)[0].id
-    shown = runner.invoke(app, ["trace", "show", trace_id[:6], "--data-dir", str(tmp_path),
-                                "--json"])
+    shown = runner.invoke(
+        app, ["trace", "show", trace_id[:6], "--data-dir", str(tmp_path), "--json"]
+    )
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.output)["answer"] == "hello!"
     missing = runner.invoke(app, ["trace", "show", "nope", "--data-dir", str(tmp_path)])
@@ -86,8 +90,10 @@ class _SlowTool:
 async def test_turn_over_its_time_limit_ends_with_a_clear_message(tmp_path: Path) -> None:
     model = ScriptedModel(replies=[call("exec_shell", command="sleep"), "never"])
     config = troupe.Config(
-        tools=[troupe.Tool.from_function(_SlowTool.exec_shell)], model=model,
-        multi_agent=False, turn_timeout_s=0.3,
+        tools=[troupe.Tool.from_function(_SlowTool.exec_shell)],
+        model=model,
+        multi_agent=False,
+        turn_timeout_s=0.3,
     )
     store = TraceStore(tmp_path / "traces.db")
     assistant = troupe.Assistant(troupe.build_agent_tree(config), trace_store=store)

@@ -16,6 +16,7 @@ from .routing.capabilities import (
 from .routing.instructions import RouteEntry, build_orchestrator_instruction
 from .routing.partition import RoleToolSet, partition_tools
 from .runtime.assistant import Assistant
+from .settings import load_config
 from .tools import Tool
 from .topology import (
     CLASSIC_TOPOLOGY,
@@ -24,7 +25,6 @@ from .topology import (
     Topology,
     load_topology,
 )
-from .settings import load_config
 from .tree import TroupeAgent, build_agent_tree
 
 __version__ = "0.1.0"

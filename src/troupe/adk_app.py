@@ -1,4 +1,4 @@
-"""``root_agent`` for ADK's own tools: ``adk web adk_agents`` and ``adk run adk_agents/troupe_team``.
+"""``root_agent`` for ADK's tools: ``adk web adk_agents``, ``adk run adk_agents/troupe_team``.
 
 The tree is built from the same settings as the ``troupe`` CLI: TROUPE_CONFIG
 (a YAML config file), TROUPE_MODEL and the current directory as workspace.

@@ -30,7 +30,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -376,7 +376,7 @@ def _connection_params(server: McpServer) -> Any:
 
 
 @functools.cache
-def _toolset_class() -> type[BaseToolset]:
+def _toolset_class() -> Callable[..., BaseToolset]:
     from google.adk.agents.readonly_context import ReadonlyContext
     from google.adk.tools.base_tool import BaseTool
     from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
@@ -468,12 +468,25 @@ def _quiet_adk() -> Iterator[None]:
 
 
 def _root_cause(exc: BaseException) -> str:
+    """The most specific message in an error's chain.
+
+    ADK wraps a transport's error in ConnectionErrors and task groups; the
+    innermost message that says something ("Connection closed", "No such
+    file or directory", "timed out after 5s ...") is the useful one.
+    """
+    messages: list[str] = []
     seen: set[int] = set()
-    while exc.__cause__ is not None and id(exc.__cause__) not in seen:
-        seen.add(id(exc))
-        exc = exc.__cause__
-    text = str(exc) or type(exc).__name__
-    return re.sub(r"^(Failed to create MCP session: )+", "", text)
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, BaseExceptionGroup) and current.exceptions:
+            current = current.exceptions[0]
+            continue
+        text = re.sub(r"^(Failed to create MCP session: )+", "", str(current)).strip()
+        if text:
+            messages.append(text)
+        current = current.__cause__
+    return messages[-1] if messages else type(exc).__name__
 
 
 def _last_line(stream: IO[str]) -> str:
@@ -490,9 +503,7 @@ def _start_hint(server: McpServer) -> str:
     return f"check that an MCP server answers at {server.url} (streamable HTTP)"
 
 
-async def list_tool_names(
-    placement: McpPlacement, *, timeout: float = LIST_TIMEOUT
-) -> list[str]:
+async def list_tool_names(placement: McpPlacement, *, timeout: float = LIST_TIMEOUT) -> list[str]:
     """Start the server, list its tools by their visible names, and stop it.
 
     Raises:
@@ -504,7 +515,7 @@ async def list_tool_names(
         toolset = build_toolset(placement, errlog=errlog)
         try:
             tools = await asyncio.wait_for(toolset.get_tools(), timeout=timeout)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             reason = f"no tool list after {timeout:g}s"
         except Exception as exc:
             reason = _root_cause(exc)

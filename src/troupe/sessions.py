@@ -4,7 +4,10 @@ troupe writes no storage of its own. A ``session_store`` URL picks one of the
 services ADK registers (``cli/service_registry.py``): ``sqlite:///`` for the
 default file in the data directory, ``postgresql+asyncpg://`` for a server,
 ``memory://`` for nothing at all. A URL the registry does not know goes to
-ADK's SQLAlchemy ``DatabaseSessionService``, as ``adk api_server`` does.
+ADK's SQLAlchemy ``DatabaseSessionService``, as ``adk api_server`` does. For
+SQLite troupe only switches the file to WAL and queues this process's writes
+(:class:`SerializedSqliteSessionService`), so many concurrent sessions do not
+fail on SQLite's file lock.
 """
 
 from __future__ import annotations
@@ -48,13 +51,13 @@ def redact(url: str) -> str:
     """``url`` without its password, for messages and logs."""
     try:
         parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
     except ValueError:
         return "<unparseable URL>"
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
     netloc = f"{parts.username}:***@{host}" if parts.username else host
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 

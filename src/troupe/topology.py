@@ -208,6 +208,9 @@ DEFAULT_TOPOLOGY = Topology(
                 "list_skills",
             ),
             keywords=(
+                "list skills",
+                "my skills",
+                "save knowledge",
                 "knowledge",
                 "search",
                 "look up",

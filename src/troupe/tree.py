@@ -10,6 +10,7 @@ from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
@@ -18,6 +19,7 @@ from typing_extensions import override
 
 from .config import Config
 from .errors import ConfigError, ToolAdapterError
+from .mcp import McpPlan, place_servers, plan_servers
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
 from .routing.capabilities import capability_description
@@ -145,6 +147,10 @@ def build_agent_tree(config: Config) -> LlmAgent:
     topology's specialists that own at least one tool (or are always
     included), then the remote agents. Single-agent: one agent holding every
     tool, unmatched ones included.
+
+    Each ``mcp_servers`` entry's toolset goes to the agent its prefix or agent
+    names (created even when it owns nothing else); unmatched servers go to
+    no agent and are left out of the orchestrator's instruction.
     """
     tools = validate_tools(config.tools)
     model = _model_for(config)
@@ -154,36 +160,41 @@ def build_agent_tree(config: Config) -> LlmAgent:
         return agent
     topology = resolve_topology(config.topology)
     split = partition_tools(tools, topology)
+    mcp = plan_servers(config.mcp_servers, topology)
 
     chosen = [
         (spec, split.by_agent[spec.name])
         for spec in topology.agents
-        if split.by_agent[spec.name] or spec.always_include
+        if split.by_agent[spec.name] or spec.always_include or mcp.for_agent(spec.name)
     ]
     remote = list(config.remote_agents)
     _check_remote_names(remote, [spec.name for spec, _ in chosen])
-    entries = [_route_entry(spec, owned) for spec, owned in chosen]
+    entries = [_route_entry(spec, [*owned, *mcp.stand_ins(spec.name)]) for spec, owned in chosen]
     entries += [remote_route_entry(agent) for agent in remote]
 
     sub_agents: list[BaseAgent] = []
     for spec, owned in chosen:
+        described = [*owned, *mcp.stand_ins(spec.name)]
         sub_agents.append(
             TroupeAgent(
                 name=spec.name,
                 model=model,
-                description=agent_description(spec.description, owned),
+                description=agent_description(spec.description, described),
                 instruction=build_specialist_instruction(
                     name=spec.name,
                     role=spec.description,
                     guidance=spec.instruction,
-                    tools=owned,
+                    tools=described,
                     accepts=spec.accepts,
                     returns=spec.returns,
                     cannot_do=spec.cannot_do,
                     team=entries,
                     keywords=spec.keywords,
                 ),
-                tools=list(_adapt(owned, spec.name, config)),
+                tools=[
+                    *_adapt(owned, spec.name, config),
+                    *mcp.toolsets(spec.name, exclude=[t.name for t in owned]),
+                ],
                 mode="chat",
                 # Each user turn starts at the orchestrator: a specialist
                 # answers or rejects, it does not pass the task on itself.
@@ -293,13 +304,26 @@ def _single_agent(tools: Sequence[Tool], model: ModelLike, config: Config) -> Tr
         model=model,
         description="A single assistant holding every tool.",
         instruction=instruction,
-        tools=list(_adapt(tools, SINGLE_AGENT_NAME, config)),
+        tools=[
+            *_adapt(tools, SINGLE_AGENT_NAME, config),
+            *_single_agent_mcp(config).toolsets(None, exclude=[t.name for t in tools]),
+        ],
     )
 
 
+def _single_agent_mcp(config: Config) -> McpPlan:
+    """Every MCP server for the one agent, named by its prefix or agent."""
+    if not config.mcp_servers:
+        return McpPlan([])
+    return McpPlan(place_servers(config.mcp_servers, resolve_topology(config.topology)))
+
+
 def agent_tools(agent: Any) -> list[str]:
-    """Names of the tools an ADK agent holds."""
+    """Names of the tools an ADK agent holds (toolsets, e.g. MCP, are left out:
+    their tools are only known once they run)."""
     names: list[str] = []
     for tool in getattr(agent, "tools", None) or []:
+        if isinstance(tool, BaseToolset):
+            continue
         names.append(str(getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))))
     return names

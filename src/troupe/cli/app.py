@@ -8,12 +8,16 @@ import sys
 import uuid
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from ..errors import TroupeError
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..mcp import McpServerReport
 
 app = typer.Typer(
     name="troupe",
@@ -92,12 +96,13 @@ def tree(
             if settings.config.multi_agent
             else []
         )
+        mcp_reports = _mcp_reports(settings.config)
     except TroupeError as exc:
         raise _fail(exc) from None
     from .render import agent_tree
 
     label = model_label(getattr(root, "model", "") or "")
-    console.print(agent_tree(root, unmatched=unmatched, model_label=label))
+    console.print(agent_tree(root, unmatched=unmatched, model_label=label, mcp=mcp_reports))
     if check:
         from .remote import report_remote_agents
 
@@ -109,6 +114,15 @@ def tree(
         from rich.markup import escape
 
         console.print(f"[yellow]navigator tools not registered:[/] {escape(no_browser)}")
+
+
+def _mcp_reports(config: Config) -> list[McpServerReport]:
+    """Start each MCP server briefly to list its tools (none configured: no wait)."""
+    if not config.mcp_servers:
+        return []
+    from ..mcp import describe_servers
+
+    return asyncio.run(describe_servers(config))
 
 
 @app.command()
@@ -229,6 +243,9 @@ def _register_subcommands() -> None:
     from .bench import bench_app
 
     app.add_typer(bench_app, name="bench")
+    from .eval import register as register_eval
+
+    register_eval(app)
     from .trace import trace_app
 
     app.add_typer(trace_app, name="trace")

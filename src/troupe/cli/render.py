@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from ..routing.capabilities import capability_description
+from ..mcp import McpServerReport
+from ..routing.capabilities import capability_list
 from ..runtime.events import Step
 from ..tools import Tool
 from ..tree import agent_tools
@@ -62,27 +63,64 @@ def path_summary(steps: Sequence[Step]) -> str:
     return " → ".join(path)
 
 
-def agent_tree(root: BaseAgent, *, unmatched: Sequence[Tool], model_label: str) -> Tree:
-    """A rich Tree of the agents, their tools and capabilities, and unmatched tools."""
+def _capabilities(tools: Sequence[str], servers: Sequence[McpServerReport]) -> str:
+    caps = capability_list(tools)
+    caps += [r.placement.capability for r in servers if r.placement.capability not in caps]
+    return ", ".join(caps)
+
+
+def _add_servers(branch: Tree, servers: Sequence[McpServerReport], *, style: str) -> None:
+    for report in servers:
+        head = f"[magenta]MCP {escape(report.placement.server.name)}[/]"
+        if report.fix:
+            head += f" [dim]fix: {escape(report.fix)}[/]"
+        node = branch.add(head)
+        if report.error:
+            node.add(f"[red]{escape(report.error)}[/]")
+        elif not report.tools:
+            node.add("[dim]no tools[/]")
+        for name in report.tools:
+            node.add(f"[{style}]{escape(name)}[/]")
+
+
+def agent_tree(
+    root: BaseAgent,
+    *,
+    unmatched: Sequence[Tool],
+    model_label: str,
+    mcp: Sequence[McpServerReport] = (),
+) -> Tree:
+    """A rich Tree of the agents, their tools and capabilities, and unmatched tools.
+
+    ``mcp`` lists each MCP server's tools under the agent that gets them, and
+    unmatched servers (no prefix, no agent) under ``unmatched`` with the fix.
+    """
     tree = Tree(f"[bold]{escape(root.name)}[/] [dim]model: {escape(model_label)}[/]")
     own = agent_tools(root)
     if not root.sub_agents:
-        caps = capability_description(own) if own else "no tools"
+        servers = [r for r in mcp if r.owner == root.name]
+        caps = _capabilities(own, servers) or "no tools"
         branch = tree.add(f"[dim]{escape(caps)}[/]")
         for name in own:
             branch.add(f"[yellow]{escape(name)}[/]")
+        _add_servers(branch, servers, style="yellow")
     for sub in root.sub_agents:
         tools = agent_tools(sub)
-        caps = capability_description(tools) if tools else "no tools (reasoning only)"
+        servers = [r for r in mcp if r.owner == sub.name]
+        caps = _capabilities(tools, servers) or "no tools (reasoning only)"
         kind = "" if hasattr(sub, "instruction") else f" [magenta]({type(sub).__name__})[/]"
         branch = tree.add(f"[bold cyan]{escape(sub.name)}[/]{kind} [dim]{escape(caps)}[/]")
         for name in tools:
             branch.add(f"[yellow]{escape(name)}[/]")
-    if unmatched:
+        _add_servers(branch, servers, style="yellow")
+    stray = [r for r in mcp if r.owner is None]
+    if unmatched or stray:
         branch = tree.add(
-            "[bold red]unmatched[/] [dim](no agent owns these; rename them "
-            "with a routed prefix such as fs_ or browser_)[/]"
+            "[bold red]unmatched[/] [dim](no agent owns these; rename tools "
+            "with a routed prefix such as fs_ or browser_, and give MCP servers a "
+            "prefix or an agent)[/]"
         )
         for tool in unmatched:
             branch.add(f"[red]{escape(tool.name)}[/]")
+        _add_servers(branch, stray, style="red")
     return tree

@@ -15,8 +15,9 @@ from rich.tree import Tree
 
 from ..runtime.tracing import Trace, TraceStore
 
-trace_app = typer.Typer(help="Traces of past turns: path, model and tool calls.",
-                        no_args_is_help=True)
+trace_app = typer.Typer(
+    help="Traces of past turns: path, model and tool calls.", no_args_is_help=True
+)
 console = Console(highlight=False)
 
 DataDirOpt = Annotated[
@@ -45,19 +46,30 @@ def list_traces(
     if not traces:
         console.print("No traces yet: run `troupe chat` first.")
         return
-    table = Table("id", "when", "session", "request", "path", "outcome", "model calls",
-                  "tokens", "ms")
+    table = Table(
+        "id", "when", "session", "request", "path", "outcome", "model calls", "tokens", "ms"
+    )
     for t in traces:
-        table.add_row(t.id, _when(t.started_at), t.session_id, escape(t.request[:40]),
-                      " → ".join(t.path), t.outcome, str(len(t.model_calls)), str(t.tokens()),
-                      f"{t.duration_ms:.0f}")
+        table.add_row(
+            t.id,
+            _when(t.started_at),
+            t.session_id,
+            escape(t.request[:40]),
+            " → ".join(t.path),
+            t.outcome,
+            str(len(t.model_calls)),
+            str(t.tokens()),
+            f"{t.duration_ms:.0f}",
+        )
     console.print(table)
 
 
 def render_trace(trace: Trace) -> Tree:
     """A rich tree of one trace."""
-    root = Tree(f"[bold]trace {trace.id}[/] · session {escape(trace.session_id)} · "
-                f"{_when(trace.started_at)} · {trace.duration_ms:.0f} ms · [bold]{trace.outcome}[/]")
+    root = Tree(
+        f"[bold]trace {trace.id}[/] · session {escape(trace.session_id)} · "
+        f"{_when(trace.started_at)} · {trace.duration_ms:.0f} ms · [bold]{trace.outcome}[/]"
+    )
     root.add(f"request: {escape(trace.request)}")
     root.add(f"path: {' → '.join(trace.path) or '(none)'}")
     if trace.repairs:
@@ -72,14 +84,18 @@ def render_trace(trace: Trace) -> Tree:
         root.add(f"[red]error: {escape(trace.error)}[/]")
     models = root.add(f"model calls ({len(trace.model_calls)}, {trace.tokens()} tokens)")
     for c in trace.model_calls:
-        models.add(f"{c['agent']}: {c['prompt_tokens']} in / {c['output_tokens']} out, "
-                   f"{c['latency_ms']:.1f} ms")
+        models.add(
+            f"{c['agent']}: {c['prompt_tokens']} in / {c['output_tokens']} out, "
+            f"{c['latency_ms']:.1f} ms"
+        )
     tools = root.add(f"tool calls ({len(trace.tool_calls)})")
     for c in trace.tool_calls:
         args = escape(json.dumps(c["args"], ensure_ascii=False)[:120])
         status = f" [red]error: {escape(str(c['error']))[:80]}[/]" if c.get("error") else ""
-        tools.add(f"{c['agent']} → {c['tool']}({args}) · {c['result_chars']} chars · "
-                  f"{c['duration_ms']:.1f} ms{status}")
+        tools.add(
+            f"{c['agent']} → {c['tool']}({args}) · {c['result_chars']} chars · "
+            f"{c['duration_ms']:.1f} ms{status}"
+        )
     if trace.answer:
         root.add(f"answer: {escape(trace.answer[:300])}")
     return root

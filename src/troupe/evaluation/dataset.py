@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from itertools import islice, zip_longest
@@ -85,7 +85,9 @@ def _parse_line(line: str, number: int, source: str) -> RoutingCase:
     try:
         row: Any = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{where} is not valid JSON ({exc.msg}); write one object a line.")
+        raise ConfigError(
+            f"{where} is not valid JSON ({exc.msg}); write one object a line."
+        ) from None
     if not isinstance(row, dict):
         raise ConfigError(f"{where} must be a JSON object with text, expected, kind and lang.")
     unknown = sorted(set(row) - {"text", "expected", "kind", "lang"})
@@ -122,15 +124,27 @@ def _expected(value: Any, where: str) -> tuple[str, ...]:
 
 
 def spread(cases: Sequence[RoutingCase], limit: int | None) -> list[RoutingCase]:
-    """The first ``limit`` cases taken in turn from each label, so that a small
-    subset still covers every agent; all cases, in file order, without a limit."""
+    """The first ``limit`` cases taken in turn from each label, and within a label
+    in turn from each kind, so that a small subset still covers every agent and
+    phrasing; all cases, in file order, without a limit."""
     if limit is None or limit >= len(cases):
         return list(cases)
+    by_label: dict[str, list[RoutingCase]] = {}
+    for case in cases:
+        by_label.setdefault(case.label, []).append(case)
+    mixed = [_interleave(group, key=lambda c: c.kind) for group in by_label.values()]
+    return list(islice(_round_robin(mixed), limit))
+
+
+def _interleave(
+    cases: Sequence[RoutingCase], *, key: Callable[[RoutingCase], str]
+) -> list[RoutingCase]:
     groups: dict[str, list[RoutingCase]] = {}
     for case in cases:
-        groups.setdefault(case.label, []).append(case)
-    interleaved = (
-        case for layer in zip_longest(*groups.values()) for case in layer if case is not None
-    )
-    return list(islice(interleaved, limit))
+        groups.setdefault(key(case), []).append(case)
+    return list(_round_robin(list(groups.values())))
 
+
+def _round_robin(groups: Sequence[Sequence[RoutingCase]]) -> Iterator[RoutingCase]:
+    for layer in zip_longest(*groups):
+        yield from (case for case in layer if case is not None)

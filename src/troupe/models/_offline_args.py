@@ -77,7 +77,18 @@ def _remainder(text: str) -> str:
     if spans:
         return spans[-1]
     match = re.search(r":\s*(.+)$", text)
-    return match.group(1).strip() if match else text.strip()
+    if match:
+        return match.group(1).strip()
+    # "remember that X", "search the notes for X": the subject is what follows.
+    lead = _LEADING_VERB.match(text)
+    return text[lead.end() :].strip() if lead else text.strip()
+
+
+_LEADING_VERB = re.compile(
+    r"^\s*(?:please\s+)?(?:remember|note|save|store|search|find|look\s+up|recall)\b"
+    r"[^.?!]*?\b(?:that|for|about)\s+",
+    re.I,
+)
 
 
 _RUN_VERB = re.compile(r"\b(?:run|execute|exec)\b", re.I)

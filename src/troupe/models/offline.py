@@ -31,7 +31,7 @@ from typing_extensions import override
 
 from ..routing.instructions import REJECT_MARKER
 from ._offline_args import argument_evidence, fill_arguments
-from ._text import contains_phrase, stems, words
+from ._text import contains_phrase, stem, stems, words
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
@@ -239,10 +239,29 @@ def _parse_team(system: str) -> list[_Route]:
     ]
 
 
+def _greeting_reply(text: str) -> str:
+    lowered = " ".join(words(text))
+    if lowered.startswith(("thanks", "thank you")):
+        return "You're welcome! (troupe's offline model, a rule-based stand-in)"
+    if lowered.startswith(("bye", "goodbye")):
+        return "Goodbye! (troupe's offline model, a rule-based stand-in)"
+    return (
+        "Hello! I am troupe's offline model, a rule-based stand-in: ask me to list "
+        "files, run a command or read a page, and I will hand it to the right agent."
+    )
+
+
 def _score(text: str, route: _Route) -> int:
     # Multi-word keywords are stronger evidence than single words, and a
     # request that opens with a keyword ("plan ...", "run ...") names its verb.
-    score = sum(len(k.split()) * 2 for k in route.keywords if contains_phrase(text, k))
+    # Keywords that stem alike ("http", "https") count once.
+    seen: set[tuple[str, ...]] = set()
+    score = 0
+    for keyword in route.keywords:
+        key = tuple(stem(w) for w in words(keyword))
+        if key not in seen and contains_phrase(text, keyword):
+            seen.add(key)
+            score += len(key) * 2
     first = words(text)[:1]
     if first and any(contains_phrase(first[0], k) for k in route.keywords if " " not in k):
         score += 3
@@ -368,13 +387,7 @@ class OfflineModel(BaseLlm):
         route = best_route(text, [r for r in routes if r.name not in excluded])
         if route is None:
             if _is_greeting(text):
-                return [
-                    types.Part(
-                        text="Hello! I am troupe's offline model, a rule-based "
-                        "stand-in: ask me to list files, run a command or "
-                        "read a page, and I will hand it to the right agent."
-                    )
-                ]
+                return [types.Part(text=_greeting_reply(text))]
             return [
                 types.Part(
                     text="I am troupe's offline model, a rule-based stand-in "
@@ -402,12 +415,7 @@ class OfflineModel(BaseLlm):
                 best_name, best_score = name, score
         if best_name is None:
             if _is_greeting(text) and "## Team" not in system:
-                return [
-                    types.Part(
-                        text="Hello! I am troupe's offline model, a rule-based "
-                        "stand-in. Ask me to use one of my tools."
-                    )
-                ]
+                return [types.Part(text=_greeting_reply(text))]
             return [types.Part(text=self._reject(text, system))]
         args = fill_arguments(_schema(tools[best_name]), text)
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]

@@ -1,0 +1,154 @@
+"""``troupe eval``: run the labelled routing set through the orchestrator and score it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+RESULTS = Path("bench/results")
+REPORT_WIDTH = 132
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``eval`` command to ``app``."""
+    app.command("eval")(eval_command)
+
+
+def eval_command(
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="offline, gemini-2.5-flash (GOOGLE_API_KEY), openai/gpt-4o-mini, "
+            "ollama_chat/llama3.2 ... (default: the configured model).",
+        ),
+    ] = None,
+    api_base: Annotated[
+        str | None,
+        typer.Option("--api-base", help="Base URL of an OpenAI-compatible or Ollama server."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="YAML config file to take model and api_base from."),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="A JSONL routing set (default: the one troupe ships)."),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", min=1, help="Evaluate N requests spread over every agent."),
+    ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", "-j", min=1, help="Requests in flight at once."),
+    ] = 1,
+    out_json: Annotated[Path, typer.Option("--out-json", help="JSON report file.")] = RESULTS
+    / "eval.json",
+    out_html: Annotated[Path, typer.Option("--out-html", help="HTML report file.")] = RESULTS
+    / "eval.html",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
+) -> None:
+    """Score the orchestrator's routing on a labelled request set; write JSON and HTML."""
+    from ..errors import TroupeError
+    from .app import _fail, _quiet_logs
+
+    _quiet_logs(verbose)
+    try:
+        with _quiet_troupe_logs(verbose):
+            report = _run(
+                model=model,
+                api_base=api_base,
+                config=config,
+                dataset=dataset,
+                limit=limit,
+                concurrency=concurrency,
+            )
+    except TroupeError as exc:
+        raise _fail(exc) from None
+    from ..evaluation.html_report import write_html
+    from ..evaluation.report import write_json
+    from ..evaluation.table import render_report
+
+    if not console.is_terminal:
+        console.width = max(console.width, REPORT_WIDTH)  # keep captured tables unwrapped
+    console.print(render_report(report))
+    write_json(report, out_json)
+    write_html(report, out_html)
+    console.print(f"[dim]wrote {out_json} and {out_html}[/]")
+
+
+def _run(
+    *,
+    model: str | None,
+    api_base: str | None,
+    config: Path | None,
+    dataset: Path | None,
+    limit: int | None,
+    concurrency: int,
+) -> dict[str, Any]:
+    from ..config import read_config_file
+    from ..evaluation.dataset import load_cases, spread
+    from ..evaluation.report import build_report
+    from ..evaluation.runner import build_eval_tree, evaluate_cases
+    from ..models.resolve import model_label
+    from ..settings import CONFIG_ENV
+
+    config_path = config or os.environ.get(CONFIG_ENV)
+    if config_path:
+        parsed = read_config_file(config_path)
+        model = model or parsed.model
+        api_base = api_base or parsed.api_base
+    cases = spread(load_cases(dataset), limit)
+    root = build_eval_tree(model, api_base=api_base)
+    label = model_label(root.model)
+    start = time.perf_counter()
+    with _progress(len(cases), label) as advance:
+        results = asyncio.run(
+            evaluate_cases(root, cases, concurrency=concurrency, on_result=lambda _: advance())
+        )
+    return build_report(
+        results,
+        model=label,
+        dataset=str(dataset) if dataset else "troupe's built-in routing set",
+        concurrency=concurrency,
+        wall_s=time.perf_counter() - start,
+    )
+
+
+@contextmanager
+def _progress(total: int, label: str) -> Iterator[Callable[[], None]]:
+    """A progress bar on a terminal; nothing when output is captured."""
+    if not err_console.is_terminal:
+        yield lambda: None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task(f"routing with {label}", total=total)
+        yield lambda: progress.advance(task)
+
+
+@contextmanager
+def _quiet_troupe_logs(verbose: bool) -> Iterator[None]:
+    """Hide troupe's per-request repair warnings; the report counts them."""
+    logger = logging.getLogger("troupe")
+    previous = logger.level
+    if not verbose:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)

@@ -1,0 +1,191 @@
+"""Runs the routing set through the orchestrator and records each decision.
+
+Every request goes through :class:`~troupe.runtime.assistant.Assistant` in a
+fresh session, over the default topology with instant stub tools. Only the
+routing decision is evaluated, so a run is closed as soon as the orchestrator
+has transferred (to the target actually used, after any repair) or answered
+directly; the specialists are never called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.events.event import Event
+
+from ..benchmarks.stub_tools import stub_tools
+from ..config import Config
+from ..errors import TroupeError
+from ..models.resolve import ModelLike
+from ..runtime.assistant import Assistant, visible_text
+from ..runtime.events import TRANSFER_TOOL
+from ..tree import build_agent_tree
+from .dataset import RoutingCase
+from .results import RequestResult
+
+ABORT_AFTER = 5
+"""Stop when this many requests in a row failed at the start of a run: the
+model or its key is wrong, and the rest would fail the same way."""
+
+
+class EvaluationAbortedError(TroupeError):
+    """The first requests of an evaluation all failed."""
+
+
+def build_eval_tree(model: ModelLike | None, *, api_base: str | None = None) -> LlmAgent:
+    """The default topology over the stub tools, with ``model`` on every agent."""
+    return build_agent_tree(Config(tools=stub_tools(), model=model, api_base=api_base))
+
+
+def invalid_transfer_names(event: Event, valid: set[str]) -> list[str]:
+    """Agent names in the event's transfer_to_agent calls that are not in the tree,
+    as the model wrote them (before any repair)."""
+    if event.partial or not event.content:
+        return []
+    names = []
+    for call in event.get_function_calls():
+        if call.name == TRANSFER_TOOL:
+            name = (call.args or {}).get("agent_name")
+            if name not in valid:
+                names.append(str(name))
+    return names
+
+
+def routing_decision(event: Event, root_name: str) -> str | None:
+    """The agent a transfer in ``event`` actually reached, ``root_name`` for a
+    direct answer by the orchestrator, or None when the event decides nothing."""
+    if event.actions and event.actions.transfer_to_agent:
+        return event.actions.transfer_to_agent
+    if (
+        event.author == root_name
+        and not event.partial
+        and not event.get_function_calls()
+        and visible_text(event)
+    ):
+        return root_name
+    return None
+
+
+def _usage(event: Event) -> tuple[int, int]:
+    usage = event.usage_metadata
+    if usage is None or event.partial:
+        return 0, 0
+    prompt = usage.prompt_token_count or 0
+    total = usage.total_token_count or prompt + (usage.candidates_token_count or 0)
+    return prompt, max(0, total - prompt)
+
+
+async def evaluate_case(assistant: Assistant, case: RoutingCase, session_id: str) -> RequestResult:
+    """Send one request and record where the orchestrator routed it."""
+    valid = set(assistant.agent_names)
+    root_name = assistant.root_agent.name
+    result = RequestResult(
+        text=case.text, expected=case.expected, kind=case.kind, lang=case.lang, routed=None
+    )
+    reported_calls = 0
+    assistant.last_turn = None
+    start = time.perf_counter()
+    try:
+        async with aclosing(assistant.run(session_id, case.text)) as events:
+            async for event in events:
+                result.invalid_names.extend(invalid_transfer_names(event, valid))
+                prompt, output = _usage(event)
+                if event.usage_metadata is not None and not event.partial:
+                    reported_calls += 1
+                result.prompt_tokens += prompt
+                result.output_tokens += output
+                result.routed = routing_decision(event, root_name)
+                if result.routed is not None:
+                    break
+    except Exception as exc:  # a failed request is a result, not the end of the run
+        result.error = f"{type(exc).__name__}: {exc}"[:500]
+    result.latency_ms = (time.perf_counter() - start) * 1000
+    turn = assistant.last_turn
+    if turn is not None:
+        result.repairs = list(turn.repairs)
+        result.model_calls = turn.model_calls
+    else:
+        result.model_calls = reported_calls
+    return result
+
+
+@dataclass
+class _Progress:
+    results: list[RequestResult | None]
+    finished: list[RequestResult] = field(default_factory=list)
+    next_index: int = 0
+    abort: str | None = None
+
+
+async def evaluate_cases(
+    root: LlmAgent,
+    cases: Sequence[RoutingCase],
+    *,
+    concurrency: int = 1,
+    on_result: Callable[[RequestResult], None] | None = None,
+) -> list[RequestResult]:
+    """Evaluate ``cases`` against the tree ``root``, ``concurrency`` at a time.
+
+    Results come back in the order of ``cases``.
+
+    Raises:
+        EvaluationAbortedError: when the first requests all fail.
+    """
+    if concurrency < 1:
+        raise TroupeError(f"concurrency must be at least 1, got {concurrency}.")
+    baseline = asyncio.all_tasks()
+    state = _Progress(results=[None] * len(cases))
+
+    async def worker() -> None:
+        # One Assistant per worker: its last_turn belongs to its own request.
+        assistant = Assistant(root)
+        while state.abort is None and state.next_index < len(cases):
+            index = state.next_index
+            state.next_index += 1
+            result = await evaluate_case(assistant, cases[index], f"eval-{index}")
+            state.results[index] = result
+            state.finished.append(result)
+            if on_result is not None:
+                on_result(result)
+            first = state.finished[:ABORT_AFTER]
+            if len(first) == min(ABORT_AFTER, len(cases)) and all(r.error for r in first):
+                state.abort = first[-1].error
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(cases)))))
+    await _settle(baseline)
+    if state.abort is not None:
+        raise EvaluationAbortedError(
+            f"The first {min(ABORT_AFTER, len(cases))} requests all failed, so the evaluation "
+            f"stopped. Last error: {state.abort}. Check the model name, its API key "
+            "(GOOGLE_API_KEY, OPENAI_API_KEY, ...) and --api-base."
+        )
+    return [r for r in state.results if r is not None]
+
+
+async def run_evaluation(
+    cases: Sequence[RoutingCase],
+    *,
+    model: ModelLike | None,
+    api_base: str | None = None,
+    concurrency: int = 1,
+    on_result: Callable[[RequestResult], None] | None = None,
+) -> list[RequestResult]:
+    """Build the evaluation tree for ``model`` and evaluate ``cases`` on it."""
+    root = build_eval_tree(model, api_base=api_base)
+    return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
+
+
+async def _settle(baseline: set[asyncio.Task[Any]], timeout: float = 2.0) -> None:
+    """Let ADK finish closing the runs stopped early (it does so in tasks of its own)."""
+    current = asyncio.current_task()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not [t for t in asyncio.all_tasks() - baseline if t is not current]:
+            return
+        await asyncio.sleep(0.001)
