@@ -334,3 +334,47 @@ def test_eval_command_names_a_missing_dataset_and_the_fix(tmp_path: Path) -> Non
     result = CliRunner().invoke(app, ["eval", "--model", "offline", "--dataset", str(missing)])
     assert result.exit_code == 2
     assert "nope.jsonl" in result.output and "--dataset" in result.output
+
+
+def test_eval_command_scores_a_litellm_model_over_http(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes.openai_server import serve, text_reply, tool_call_reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text(
+        '{"text": "list the files", "expected": "operator", "kind": "plain", "lang": "en"}\n'
+        '{"text": "hello", "expected": "orchestrator", "kind": "plain", "lang": "en"}\n'
+        '{"text": "open example.com", "expected": "navigator", "kind": "plain", "lang": "en"}\n'
+    )
+    replies = [
+        tool_call_reply("transfer_to_agent", {"agent_name": "operator"}, "c1"),
+        text_reply("Hello! What can I do for you?"),
+        tool_call_reply("transfer_to_agent", {"agent_name": "web_agent"}, "c2"),
+    ]
+    out_json = tmp_path / "eval.json"
+    with serve(replies) as fake:
+        result = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                fake.api_base,
+                "--dataset",
+                str(dataset),
+                "--out-json",
+                str(out_json),
+                "--out-html",
+                str(tmp_path / "eval.html"),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert len(fake.requests) == 3  # one orchestrator call each, no specialist calls
+    report = json.loads(out_json.read_text())
+    assert [r["routed"] for r in report["results"]] == ["operator", "orchestrator", "navigator"]
+    assert report["repairs"] == {"web_agent -> navigator": 1}
+    assert report["overall"]["accuracy"] == 1.0
+    assert [(r["prompt_tokens"], r["output_tokens"]) for r in report["results"]] == [(10, 5)] * 3

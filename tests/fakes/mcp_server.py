@@ -1,20 +1,26 @@
-"""A small MCP server over stdio for the tests, written with the ``mcp`` package.
+"""A small MCP server for the tests, written with the ``mcp`` package.
 
-Run as a script (``python tests/fakes/mcp_server.py``); the tests let ADK's
-McpToolset start it as a subprocess with ``sys.executable``. Its tool names
-follow no troupe prefix on purpose (``read_file``, ``word_count``), like most
-MCP servers. ``--fail`` makes it exit before speaking MCP, like a server that
-cannot start.
+Run as a script: ``python tests/fakes/mcp_server.py`` speaks MCP over stdio
+(the tests let ADK's McpToolset start it with ``sys.executable``);
+``--http PORT`` serves streamable HTTP on 127.0.0.1:PORT at ``/mcp`` and adds a
+``request_header`` tool. Its tool names follow no troupe prefix on purpose
+(``read_file``, ``word_count``), like most MCP servers. ``--fail`` makes it exit
+before speaking MCP, like a server that cannot start. With FAKE_MCP_PID_FILE in
+its environment it writes its process id there when it starts, so a test can
+check that it was stopped.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 try:  # mcp 2.x renamed FastMCP to MCPServer.
+    from mcp.server.mcpserver import Context
     from mcp.server.mcpserver import MCPServer as FastMCP
 except ImportError:  # pragma: no cover - mcp 1.x
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
     from mcp.server.fastmcp import FastMCP  # type: ignore[no-redef]
 
 server = FastMCP("troupe-test-files")
@@ -32,8 +38,25 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-if __name__ == "__main__":
-    if "--fail" in sys.argv:
+def request_header(name: str, ctx: Context) -> str:
+    """The value of one HTTP header of the current request ("" when absent)."""
+    headers = getattr(ctx.request_context.request, "headers", None) or {}
+    return str(headers.get(name, ""))
+
+
+def main(argv: list[str]) -> None:
+    if "--fail" in argv:
         print("fake MCP server: refusing to start (--fail)", file=sys.stderr)
         sys.exit(3)
-    server.run()
+    if pid_file := os.environ.get("FAKE_MCP_PID_FILE"):
+        Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")
+    if "--http" in argv:
+        port = int(argv[argv.index("--http") + 1])
+        server.tool()(request_header)
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

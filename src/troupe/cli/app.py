@@ -249,6 +249,9 @@ def _register_subcommands() -> None:
     from .trace import trace_app
 
     app.add_typer(trace_app, name="trace")
+    from .secrets import secrets_app
+
+    app.add_typer(secrets_app, name="secrets")
 
 
 _register_subcommands()

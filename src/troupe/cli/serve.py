@@ -6,6 +6,9 @@ from typing import Annotated
 
 import typer
 
+KEEP_ALIVE_SECONDS = 30
+"""How long the server keeps an idle HTTP connection open."""
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``serve`` command to ``app``."""
@@ -117,4 +120,8 @@ def run_server(
         port=port,
         log_level="info" if verbose else "warning",
         access_log=verbose,
+        # Longer than clients' and proxies' usual idle expiry (httpx: 5 s), so the
+        # client, not the server, closes an idle connection: no request is ever
+        # sent on a connection the server is closing at that moment.
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )

@@ -181,11 +181,21 @@ async def run_evaluation(
     return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
 
 
-async def _settle(baseline: set[asyncio.Task[Any]], timeout: float = 2.0) -> None:
-    """Let ADK finish closing the runs stopped early (it does so in tasks of its own)."""
+async def _settle(
+    baseline: set[asyncio.Task[Any]], *, idle: float = 0.05, timeout: float = 2.0
+) -> None:
+    """Let ADK finish closing the runs stopped early (it does so in tasks of its own).
+
+    Returns when no task started during the run is left, or when a wait of
+    ``idle`` seconds ends none of them: what remains is long-lived, such as
+    LiteLLM's logging worker.
+    """
     current = asyncio.current_task()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not [t for t in asyncio.all_tasks() - baseline if t is not current]:
+        pending = {t for t in asyncio.all_tasks() - baseline if t is not current and not t.done()}
+        if not pending:
             return
-        await asyncio.sleep(0.001)
+        done, _ = await asyncio.wait(pending, timeout=idle, return_when=asyncio.FIRST_COMPLETED)
+        if not done:
+            return

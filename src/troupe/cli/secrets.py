@@ -1,0 +1,101 @@
+"""``troupe secrets``: manage the vault's secrets without the value passing a model."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..builtins.secret_store import SecretStore
+from ..errors import TroupeError
+
+secrets_app = typer.Typer(
+    help="The vault's secrets. Values typed here never reach a model.", no_args_is_help=True
+)
+console = Console(highlight=False)
+DataDirOpt = Annotated[
+    Path | None, typer.Option("--data-dir", help="Where the vault lives (TROUPE_DATA_DIR).")
+]
+
+
+def _vault(data_dir: Path | None) -> SecretStore:
+    from ..settings import default_data_dir
+
+    return SecretStore(data_dir or default_data_dir())
+
+
+def _fail(message: str) -> typer.Exit:
+    console.print(f"[bold red]error:[/] {message}")
+    return typer.Exit(code=2)
+
+
+@secrets_app.command("set")
+def set_secret(
+    name: Annotated[str, typer.Argument(help="Secret name, e.g. GITHUB_TOKEN.")],
+    from_env: Annotated[
+        str | None, typer.Option("--from-env", help="Read the value from this variable.")
+    ] = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Store a secret; the value is asked for without echo (or read from --from-env)."""
+    from ..builtins.secret_store import SECRET_NAME
+
+    if not SECRET_NAME.match(name):
+        raise _fail(
+            f"secret name {name!r} is not allowed; use 1-64 letters, digits, '_', '-' or '.', "
+            "starting with a letter or '_' (e.g. GITHUB_TOKEN)"
+        )
+    if from_env is not None:
+        value = os.environ.get(from_env)
+        if value is None:
+            raise _fail(f"environment variable {from_env!r} is not set; export it first")
+    elif sys.stdin.isatty():
+        value = typer.prompt(f"value of {name}", hide_input=True, confirmation_prompt=True)
+    else:
+        value = sys.stdin.read().rstrip("\n")
+    if not value:
+        raise _fail("the value is empty; nothing was stored")
+    try:
+        replaced = _vault(data_dir).set(name, value)
+    except TroupeError as exc:
+        raise _fail(str(exc)) from None
+    verb = "replaced" if replaced else "stored"
+    console.print(f"{verb} {name}; the model refers to it as {{{{secret:{name}}}}}")
+
+
+@secrets_app.command("list")
+def list_secrets(data_dir: DataDirOpt = None) -> None:
+    """Secret names and dates (never values)."""
+    try:
+        rows = _vault(data_dir).describe()
+    except TroupeError as exc:
+        raise _fail(str(exc)) from None
+    if not rows:
+        console.print("No secrets stored yet: `troupe secrets set NAME`.")
+        return
+    table = Table("name", "reference", "updated")
+    for row in rows:
+        table.add_row(row["name"], row["reference"], row["updated_at"])
+    console.print(table)
+
+
+@secrets_app.command("delete")
+def delete_secret(
+    name: Annotated[str, typer.Argument(help="Secret to delete.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Delete a secret (asks first unless --yes)."""
+    if not yes and not typer.confirm(f"Delete secret {name}?", default=False):
+        console.print("kept")
+        raise typer.Exit(code=1)
+    try:
+        _vault(data_dir).delete(name)
+    except TroupeError as exc:
+        raise _fail(str(exc)) from None
+    console.print(f"deleted {name}")
