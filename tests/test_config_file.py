@@ -53,3 +53,23 @@ def test_non_mapping_file_is_refused(tmp_path: Path) -> None:
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(troupe.ConfigError, match="Cannot read config file"):
         troupe.load_config(tmp_path / "nope.yaml")
+
+
+def test_resilience_and_guard_options_come_from_the_file(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "fallback_model: offline\nmodel_retries: 1\nturn_timeout_s: 12.5\n"
+        "transfer_repair: false\nguards: false\n",
+    )
+    config = troupe.load_config(path, workspace=tmp_path)
+    assert config.fallback_model == "offline"
+    assert config.model_retries == 1
+    assert config.turn_timeout_s == 12.5
+    assert config.transfer_repair is False
+    assert config.guards is False
+
+
+def test_bad_timeout_is_refused_with_the_field_named(tmp_path: Path) -> None:
+    path = _write(tmp_path, "turn_timeout_s: 0\n")
+    with pytest.raises(troupe.ConfigError, match="turn_timeout_s"):
+        troupe.load_config(path)

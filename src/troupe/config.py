@@ -106,6 +106,21 @@ class ConfigFile(BaseModel):
     mcp_servers: list[McpServerEntry] = Field(
         default_factory=list, description="MCP servers (stdio command or streamable HTTP url)."
     )
+    fallback_model: str | None = Field(
+        default=None, description="Model used when the primary still fails after retries."
+    )
+    model_retries: int | None = Field(
+        default=None, ge=0, description="Retries on rate limits and server errors (default 3)."
+    )
+    turn_timeout_s: float | None = Field(
+        default=None, gt=0, description="Seconds one message may take (default 300)."
+    )
+    transfer_repair: bool | None = Field(
+        default=None, description="Repair bad transfer targets in flight (default true)."
+    )
+    guards: bool | None = Field(
+        default=None, description="Limits, re-routing and nudges (default true)."
+    )
 
 
 def read_config_file(path: str | Path) -> ConfigFile:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .builtins import builtin_tools
-from .config import Config, merged_agent_options, read_config_file
+from .config import Config, ConfigFile, merged_agent_options, read_config_file
 from .remote import build_remote_agents
 from .sessions import SESSION_STORE_ENV, default_session_store
 
@@ -78,6 +79,7 @@ def load_settings(
         session_store=session_store
         or os.environ.get(SESSION_STORE_ENV)
         or (parsed.session_store if parsed else None),
+        **_runtime_options(parsed),
     )
     return Settings(
         config=config,
@@ -109,3 +111,11 @@ def load_config(path: str | Path, *, workspace: str | Path | None = None) -> Con
     as well as ``multi_agent`` and ``max_delegation_rounds``.
     """
     return load_settings(config_path=path, workspace=workspace).config
+
+
+def _runtime_options(parsed: ConfigFile | None) -> dict[str, Any]:
+    """Config fields a file may set that have defaults of their own in Config."""
+    if parsed is None:
+        return {}
+    keys = ("fallback_model", "model_retries", "turn_timeout_s", "transfer_repair", "guards")
+    return {key: getattr(parsed, key) for key in keys if getattr(parsed, key) is not None}

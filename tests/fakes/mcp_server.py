@@ -20,8 +20,7 @@ try:  # mcp 2.x renamed FastMCP to MCPServer.
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver import MCPServer as FastMCP
 except ImportError:  # pragma: no cover - mcp 1.x
-    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
-    from mcp.server.fastmcp import FastMCP  # type: ignore[no-redef]
+    from mcp.server.fastmcp import Context, FastMCP  # type: ignore[no-redef]
 
 server = FastMCP("troupe-test-files")
 

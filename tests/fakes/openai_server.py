@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +37,16 @@ def text_reply(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": text}
 
 
+def failure(status: int) -> dict[str, Any]:
+    """A scripted HTTP error (e.g. 429 or 500) instead of a reply."""
+    return {"status": status}
+
+
+def slow(seconds: float, reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply``, sent after waiting ``seconds``."""
+    return {**reply, "delay": seconds}
+
+
 @dataclass
 class FakeOpenAI:
     """The server's script and what it received."""
@@ -55,6 +66,10 @@ class FakeOpenAI:
         if index >= len(self.replies):
             return 500, {"error": {"message": f"script exhausted at request {index + 1}"}}
         message = self.replies[index]
+        if "delay" in message:
+            time.sleep(message["delay"])
+        if "status" in message:
+            return message["status"], {"error": {"message": f"scripted HTTP {message['status']}"}}
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         return 200, {
             "id": f"chatcmpl-{index}",

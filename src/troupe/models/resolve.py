@@ -61,7 +61,11 @@ def _litellm(name: str, api_base: str | None) -> ModelLike:
             f"{accepted_models()}; any provider LiteLLM knows may come before the "
             "slash (openai/, anthropic/, ollama_chat/, gemini/ ...)."
         )
-    kwargs = {"api_base": api_base} if api_base else {}
+    # troupe retries transient failures itself (with backoff, then the fallback
+    # model); the provider client's own retries would multiply those attempts.
+    kwargs: dict[str, object] = {"max_retries": 0}
+    if api_base:
+        kwargs["api_base"] = api_base
     return LiteLlm(model=name, **kwargs)
 
 
