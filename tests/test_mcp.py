@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import subprocess
@@ -256,7 +257,8 @@ def test_the_orchestrator_instruction_shows_no_mcp_tool_or_server_names() -> Non
 
 
 def test_an_unmatched_server_goes_to_no_agent(caplog: pytest.LogCaptureFixture) -> None:
-    root = build_agent_tree(Config(mcp_servers=[fake_server("stray")]))
+    with caplog.at_level(logging.WARNING, logger="troupe.mcp"):
+        root = build_agent_tree(Config(mcp_servers=[fake_server("stray")]))
 
     assert mcp_toolsets(root) == []
     assert [a.name for a in root.sub_agents] == ["planner"]

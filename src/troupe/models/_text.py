@@ -82,11 +82,16 @@ def stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
-def contains_phrase(text: str, phrase: str) -> bool:
-    """True when ``phrase`` occurs in ``text`` as whole words (case-insensitive)."""
+def phrase_position(text: str, phrase: str) -> int | None:
+    """Word index where ``phrase`` first occurs in ``text`` as whole words, else None."""
     target = [stem(w) for w in words(phrase)]
     if not target:
-        return False
+        return None
     tokens = [stem(w) for w in words(text)]
     n = len(target)
-    return any(tokens[i : i + n] == target for i in range(len(tokens) - n + 1))
+    return next((i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == target), None)
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """True when ``phrase`` occurs in ``text`` as whole words (case-insensitive)."""
+    return phrase_position(text, phrase) is not None

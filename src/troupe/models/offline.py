@@ -31,7 +31,7 @@ from typing_extensions import override
 
 from ..routing.instructions import REJECT_MARKER
 from ._offline_args import argument_evidence, fill_arguments
-from ._text import contains_phrase, stem, stems, words
+from ._text import contains_phrase, phrase_position, stem, stems, words
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
@@ -251,30 +251,36 @@ def _greeting_reply(text: str) -> str:
     )
 
 
-def _score(text: str, route: _Route) -> int:
-    # Multi-word keywords are stronger evidence than single words, and a
-    # request that opens with a keyword ("plan ...", "run ...") names its verb.
-    # Keywords that stem alike ("http", "https") count once.
+def _score(text: str, route: _Route) -> tuple[int, int]:
+    """(strength, -position of the first matching keyword) of ``route`` for ``text``.
+
+    Multi-word keywords are stronger evidence than single words, a request
+    that opens with a keyword ("plan ...", "run ...") names its verb, and
+    keywords that stem alike ("http", "https") count once. Between equally
+    strong routes, the one named earlier in the request wins.
+    """
     seen: set[tuple[str, ...]] = set()
-    score = 0
+    score, first_at = 0, 10**6
     for keyword in route.keywords:
         key = tuple(stem(w) for w in words(keyword))
-        if key not in seen and contains_phrase(text, keyword):
+        at = phrase_position(text, keyword)
+        if key not in seen and at is not None:
             seen.add(key)
             score += len(key) * 2
+            first_at = min(first_at, at)
     first = words(text)[:1]
     if first and any(contains_phrase(first[0], k) for k in route.keywords if " " not in k):
         score += 3
-    return score
+    return score, -first_at
 
 
 def best_route(text: str, routes: Iterable[_Route]) -> _Route | None:
-    """The route whose keywords match ``text`` best; the first one wins a tie."""
+    """The route whose keywords match ``text`` best (see :func:`_score`)."""
     best: _Route | None = None
-    best_score = 0
+    best_score = (0, 0)
     for route in routes:
         score = _score(text, route)
-        if score > best_score:
+        if score[0] > 0 and (best is None or score > best_score):
             best, best_score = route, score
     return best
 
