@@ -19,9 +19,25 @@ from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from typer.testing import CliRunner
 
-from troupe import Assistant, Config, ConfigError, Tool, build_agent_tree, load_config
+from troupe import (
+    DEFAULT_TOPOLOGY,
+    Assistant,
+    Config,
+    ConfigError,
+    Tool,
+    build_agent_tree,
+    load_config,
+)
 from troupe.cli.app import app
-from troupe.mcp import McpServer, close_toolsets, mcp_toolsets, visible_name
+from troupe.mcp import (
+    McpServer,
+    McpUnavailableError,
+    close_toolsets,
+    list_tool_names,
+    mcp_toolsets,
+    place_server,
+    visible_name,
+)
 from troupe.runtime.approvals import ApprovalRequest, run_with_approvals
 from troupe.testing import ScriptedModel, call, declared_tools, simplify
 
@@ -480,3 +496,24 @@ async def test_a_url_entry_calls_the_server_over_http_with_its_headers(
     events = await run(root, "which token did you send?")
 
     assert result_text(tool_results(events)["browser_request_header"]) == "s3cret"
+
+
+# -- listing tools -------------------------------------------------------------
+
+
+async def test_the_tools_option_keeps_only_the_named_server_tools() -> None:
+    placement = place_server(fake_server(prefix="fs_", tools=["word_count"]), DEFAULT_TOPOLOGY)
+
+    assert await list_tool_names(placement) == ["fs_word_count"]
+
+
+async def test_a_server_that_never_answers_is_reported_after_its_timeout() -> None:
+    silent = McpServer(name="silent", command="sleep", args=["30"], prefix="fs_", timeout=0.5)
+
+    started = time.monotonic()
+    with pytest.raises(McpUnavailableError) as err:
+        await list_tool_names(place_server(silent, DEFAULT_TOPOLOGY))
+
+    assert time.monotonic() - started < 10
+    assert "MCP server 'silent' could not start: timed out after 0.5s" in str(err.value)
+    assert "check that `sleep 30` starts an MCP server over stdio" in str(err.value)

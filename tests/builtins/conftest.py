@@ -20,6 +20,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from troupe import Assistant, Config, Tool, build_agent_tree, builtin_tools
 from troupe.routing.partition import owner_of
 from troupe.runtime.approvals import run_with_approvals
+from troupe.runtime.tracing import TraceStore
 from troupe.testing import ScriptedModel, call
 from troupe.topology import DEFAULT_TOPOLOGY
 
@@ -56,6 +57,7 @@ async def call_tool(
     session_service: BaseSessionService | None = None,
     user_id: str = "user",
     session_id: str = "s1",
+    trace_store: TraceStore | None = None,
 ) -> ToolRun:
     """Call ``tool`` with ``args`` through the orchestrator and its owner."""
     agent = owner_of(tool, DEFAULT_TOPOLOGY)
@@ -71,7 +73,7 @@ async def call_tool(
         ]
     )
     root = build_agent_tree(Config(tools=list(tools), model=model))
-    assistant = Assistant(root, session_service, user_id=user_id)
+    assistant = Assistant(root, session_service, user_id=user_id, trace_store=trace_store)
     events = [
         event
         async for event in run_with_approvals(
