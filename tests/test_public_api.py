@@ -11,6 +11,7 @@ EXPECTED_ALL = [
     "CLASSIC_TOPOLOGY",
     "DEFAULT_TOPOLOGY",
     "GENERAL_ACTIONS",
+    "McpServer",
     "AgentSpec",
     "Assistant",
     "Config",

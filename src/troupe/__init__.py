@@ -5,6 +5,7 @@ from __future__ import annotations
 from .builtins import Workspace, builtin_tools
 from .config import Config
 from .errors import ConfigError, ToolAdapterError, TroupeError, UnknownAgentError
+from .mcp import McpServer
 from .models.offline import OfflineModel
 from .models.resolve import resolve_model
 from .routing.capabilities import (
@@ -38,6 +39,7 @@ __all__ = [
     "Assistant",
     "Config",
     "ConfigError",
+    "McpServer",
     "OfflineModel",
     "RoleToolSet",
     "RouteEntry",

@@ -156,11 +156,13 @@ class ChatSession:
             await self.close()
 
     async def close(self) -> None:
-        """Close the browser the navigator tools may have started, and the session store."""
+        """Close the browser and MCP servers the tools may have started, and the session store."""
         from ..builtins.browser_session import close_shared_browser
+        from ..mcp import close_toolsets
         from ..sessions import close_session_store
 
         await close_shared_browser()
+        await close_toolsets(self.assistant.root_agent)
         await close_session_store(self.assistant.session_service)
 
     async def _ask(self, request: ApprovalRequest) -> bool:
