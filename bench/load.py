@@ -303,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
                     server.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     server.kill()
+        if server is not None and any(r.errors for r in results):
+            log = (Path(tmp) / "server.log").read_text(encoding="utf-8", errors="replace")
+            print("server log (last 60 lines):", *log.splitlines()[-60:], sep="\n", file=sys.stderr)
     report = summarize(results, wall, args.sessions, args.turns, store)
     print_table(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)

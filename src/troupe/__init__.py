@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os as _os
+
+# LiteLLM fetches a price list from the internet when imported unless told to
+# use the copy it bundles; troupe needs no network beyond the model's own API.
+_os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 from .builtins import Workspace, builtin_tools
 from .config import Config
 from .errors import ConfigError, ToolAdapterError, TroupeError, UnknownAgentError

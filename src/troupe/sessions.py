@@ -34,6 +34,10 @@ SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 SESSIONS_FILE = "sessions.db"
 """Name of the default SQLite file inside the data directory."""
 
+DATABASE_POOL: dict[str, Any] = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 120}
+"""SQLAlchemy pool settings for database stores. The defaults (5 connections plus
+10, 30 s wait) make turns fail under a few hundred concurrent sessions."""
+
 _EXAMPLES = (
     "sqlite:////absolute/path/sessions.db, sqlite:///relative.db, "
     "postgresql+asyncpg://user:password@127.0.0.1:5432/troupe or memory://"
@@ -95,7 +99,7 @@ def open_session_store(url: str) -> BaseSessionService:
         if service is None:
             from google.adk.sessions.database_session_service import DatabaseSessionService
 
-            service = DatabaseSessionService(db_url=url)
+            service = DatabaseSessionService(db_url=url, **DATABASE_POOL)
     except ImportError as exc:
         raise ConfigError(
             f"session_store {redact(url)!r} needs a database driver that is not installed "

@@ -12,6 +12,17 @@ import typer
 from rich.console import Console
 
 bench_app = typer.Typer(help="Benchmarks: print a table and write JSON.", no_args_is_help=True)
+
+
+@bench_app.callback()
+def _quiet() -> None:
+    """Keep ADK's per-run notices out of the benchmark tables."""
+    import logging
+
+    for name in ("google_adk", "LiteLLM", "litellm"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 console = Console(highlight=False)
 RESULTS = Path("bench/results")
 
