@@ -12,6 +12,7 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
+from spec_tools import OPERATOR_TOOLS
 
 import troupe
 from troupe.testing import simplify
@@ -27,26 +28,6 @@ CLASSIC_TOOL_NAMES = [
     "memory_store",
     "reflect_summary",
 ]
-
-
-def exec_shell(command: str) -> dict[str, str]:
-    """Run a shell command and return its output."""
-    return {"output": f"ran {command}"}
-
-
-def fs_list(path: str = ".") -> dict[str, list[str]]:
-    """List the files in a directory."""
-    return {"entries": ["notes.txt"]}
-
-
-def fs_read(path: str) -> dict[str, str]:
-    """Read a text file."""
-    return {"content": f"contents of {path}"}
-
-
-# Operator tools defined here, not troupe's built-ins, so routing tests do not
-# change when built-in tools are added.
-OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
 
 
 def make_tool(name: str) -> troupe.Tool:

@@ -13,6 +13,7 @@ from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
+from spec_tools import OPERATOR_TOOLS
 
 import troupe
 from troupe.testing import simplify
@@ -34,26 +35,6 @@ TOOLS_BY_ROLE = {
     "chronicler": ["memory_store", "observe_event", "reflect_summary"],
 }
 ALL_ROUTED = [name for names in TOOLS_BY_ROLE.values() for name in names]
-
-
-def exec_shell(command: str) -> dict[str, str]:
-    """Run a shell command and return its output."""
-    return {"output": f"ran {command}"}
-
-
-def fs_list(path: str = ".") -> dict[str, list[str]]:
-    """List the files in a directory."""
-    return {"entries": ["notes.txt"]}
-
-
-def fs_read(path: str) -> dict[str, str]:
-    """Read a text file."""
-    return {"content": f"contents of {path}"}
-
-
-# Operator tools defined here, not troupe's built-ins, so routing tests do not
-# change when built-in tools are added.
-OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
 
 
 def make_tool(name: str) -> troupe.Tool:

@@ -18,6 +18,7 @@ from google.adk.agents.base_agent import BaseAgent
 from google.adk.events.event import Event
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
+from spec_tools import OPERATOR_TOOLS
 
 import troupe
 from troupe.testing import simplify
@@ -25,26 +26,6 @@ from troupe.testing import simplify
 CLASSIC_AGENTS = ["executor", "researcher", "planner", "memory_manager"]
 # One tool for each classic role that owns tools (the planner owns none).
 CLASSIC_TOOL_NAMES = ["exec_shell", "fs_read", "search_web", "memory_store"]
-
-
-def exec_shell(command: str) -> dict[str, str]:
-    """Run a shell command and return its output."""
-    return {"output": f"ran {command}"}
-
-
-def fs_list(path: str = ".") -> dict[str, list[str]]:
-    """List the files in a directory."""
-    return {"entries": ["notes.txt"]}
-
-
-def fs_read(path: str) -> dict[str, str]:
-    """Read a text file."""
-    return {"content": f"contents of {path}"}
-
-
-# Operator tools defined here, not troupe's built-ins, so routing tests do not
-# change when built-in tools are added.
-OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
 
 
 def make_tool(name: str) -> troupe.Tool:

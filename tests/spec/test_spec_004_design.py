@@ -19,32 +19,13 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import PrivateAttr
+from spec_tools import OPERATOR_TOOLS
 from typing_extensions import override
 
 import troupe
 from troupe.testing import declared_tools, simplify
 
 SIX_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
-
-
-def exec_shell(command: str) -> dict[str, str]:
-    """Run a shell command and return its output."""
-    return {"output": f"ran {command}"}
-
-
-def fs_list(path: str = ".") -> dict[str, list[str]]:
-    """List the files in a directory."""
-    return {"entries": ["notes.txt"]}
-
-
-def fs_read(path: str) -> dict[str, str]:
-    """Read a text file."""
-    return {"content": f"contents of {path}"}
-
-
-# Operator tools defined here, not troupe's built-ins, so routing tests do not
-# change when built-in tools are added.
-OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
 
 
 def make_tool(name: str) -> troupe.Tool:
