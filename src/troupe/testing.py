@@ -37,6 +37,7 @@ from pydantic import Field, PrivateAttr
 from typing_extensions import override
 
 from .errors import TroupeError
+from .models._request import system_text, user_texts
 from .runtime.events import steps
 
 SCRIPTED_MODEL_NAME = "scripted"
@@ -144,29 +145,6 @@ def simplify(events: Iterable[Event]) -> list[tuple[str, str, str | None]]:
     transfer target or the tool, and None for text.
     """
     return [(s.author, s.kind, s.name) for event in events for s in steps(event)]
-
-
-def system_text(request: LlmRequest) -> str:
-    """The system instruction of ``request`` as plain text."""
-    si = request.config.system_instruction
-    if si is None:
-        return ""
-    if isinstance(si, str):
-        return si
-    if isinstance(si, types.Content):
-        return "\n".join(p.text or "" for p in si.parts or [])
-    return str(si)
-
-
-def user_texts(request: LlmRequest) -> list[str]:
-    """The texts of the user-role contents of ``request``, oldest first."""
-    return [
-        part.text
-        for content in request.contents
-        if content.role == "user"
-        for part in content.parts or []
-        if part.text
-    ]
 
 
 def declared_tools(request: LlmRequest) -> list[str]:

@@ -31,6 +31,7 @@ from typing_extensions import override
 
 from ..routing.instructions import REJECT_MARKER
 from ._offline_args import argument_evidence, fill_arguments
+from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
 
 OFFLINE_MODEL_NAME = "offline"
@@ -84,17 +85,6 @@ def _usage(request: LlmRequest, reply: str) -> types.GenerateContentResponseUsag
     return types.GenerateContentResponseUsageMetadata(
         prompt_token_count=prompt, candidates_token_count=out, total_token_count=prompt + out
     )
-
-
-def _system_text(request: LlmRequest) -> str:
-    si = request.config.system_instruction
-    if si is None:
-        return ""
-    if isinstance(si, str):
-        return si
-    if isinstance(si, types.Content):
-        return "\n".join(p.text or "" for p in si.parts or [])
-    return str(si)
 
 
 def _declarations(request: LlmRequest) -> list[types.FunctionDeclaration]:
@@ -154,19 +144,9 @@ _RELAYED_RESULT = re.compile(
 )
 
 
-def _user_texts(request: LlmRequest) -> list[str]:
-    return [
-        part.text
-        for content in request.contents
-        if content.role == "user"
-        for part in content.parts or []
-        if part.text
-    ]
-
-
 def _latest_note(request: LlmRequest) -> str | None:
     """The newest user-role text when it is a troupe system note."""
-    for text in reversed(_user_texts(request)):
+    for text in reversed(user_texts(request)):
         if not _is_user_request(text):
             continue
         return text if text.startswith(_SYSTEM_PREFIX) else None
@@ -175,7 +155,7 @@ def _latest_note(request: LlmRequest) -> str | None:
 
 def _excluded_agents(request: LlmRequest) -> set[str]:
     """Agents a note or a failed transfer said not to use again."""
-    texts = [t for t in _user_texts(request) if t.startswith(_SYSTEM_PREFIX)][-1:]
+    texts = [t for t in user_texts(request) if t.startswith(_SYSTEM_PREFIX)][-1:]
     for response in _last_function_responses(request):
         texts.append(str((response.response or {}).get("error", "")))
     excluded: set[str] = set()
@@ -188,7 +168,7 @@ def _excluded_agents(request: LlmRequest) -> set[str]:
 
 def _last_result_in_history(request: LlmRequest) -> str:
     found = None
-    for text in _user_texts(request):
+    for text in user_texts(request):
         for match in _RELAYED_RESULT.finditer(text):
             found = match
     if found is None:
@@ -358,7 +338,7 @@ class OfflineModel(BaseLlm):
 
     def decide(self, request: LlmRequest) -> list[types.Part]:
         """The parts of the model's reply to ``request``."""
-        system = _system_text(request)
+        system = system_text(request)
         text = latest_request(request)
         decls = {d.name: d for d in _declarations(request) if d.name}
         results = _last_function_responses(request)
