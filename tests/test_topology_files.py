@@ -279,3 +279,20 @@ def test_topology_object_with_orchestrator_agent_is_rejected() -> None:
 
     with pytest.raises(troupe.ConfigError, match="orchestrator"):
         troupe.build_agent_tree(troupe.Config(model="offline", topology=topology))
+
+
+def test_alias_naming_a_missing_agent_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "team.yaml"
+    path.write_text("agents:\n  - name: worker\n    prefixes: [fs_]\naliases:\n  boss: manager\n")
+    with pytest.raises(troupe.ConfigError) as info:
+        troupe.load_topology(path)
+    assert "aliases.boss" in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_builtin_topologies_are_shipped_as_data_files() -> None:
+    from importlib import resources
+
+    names = {p.name for p in (resources.files("troupe") / "topologies").iterdir()}
+    assert {"default.yaml", "classic.yaml"} <= names
+    assert troupe.CLASSIC_TOPOLOGY.aliases["memory-manager"] == "memory_manager"

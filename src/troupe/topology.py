@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -82,330 +83,6 @@ class Topology:
         return listed + rest
 
 
-DEFAULT_TOPOLOGY = Topology(
-    name="default",
-    agents=(
-        AgentSpec(
-            name="operator",
-            description="Acts on the local machine: runs shell commands, reads, "
-            "writes and lists files, and runs saved skills.",
-            instruction="Carry out the action, then report the results clearly: the "
-            "command's output or the file's contents, and whether it succeeded.",
-            prefixes=("exec", "fs_", "skill_"),
-            keywords=(
-                "run",
-                "execute",
-                "command",
-                "shell",
-                "terminal",
-                "file",
-                "files",
-                "folder",
-                "directory",
-                "read",
-                "write",
-                "edit",
-                "save to",
-                "create a file",
-                "script",
-                "uname",
-                "ls",
-                "cat",
-                "skill",
-            ),
-            accepts="A concrete action on this machine: a command to run, a path to "
-            "read, list or write, or a saved skill to run.",
-            returns="The command output or file contents, with the exit status or what changed.",
-            cannot_do=(
-                "open or read web pages",
-                "encrypt, sign or keep secrets",
-                "search or store long-term knowledge",
-                "remember things about the user",
-            ),
-        ),
-        AgentSpec(
-            name="navigator",
-            description="Works with the web: opens pages, reads their text and "
-            "links, clicks, fills in forms and takes screenshots.",
-            instruction="Visit the page, then summarize findings clearly: what the "
-            "page says and the links or values the user asked for.",
-            prefixes=("browser_",),
-            keywords=(
-                "website",
-                "web page",
-                "webpage",
-                "url",
-                "http",
-                "https",
-                "link",
-                "navigate",
-                "browse",
-                "click",
-                "screenshot",
-                "form",
-                "page",
-                "online",
-                "site",
-            ),
-            accepts="A URL or a description of a page to visit and what to do there.",
-            returns="The page's readable text, links, or the result of the action.",
-            cannot_do=(
-                "run shell commands or touch local files",
-                "keep secrets or encrypt data",
-            ),
-        ),
-        AgentSpec(
-            name="vault",
-            description="Guards sensitive operations: hashing, encryption, "
-            "signatures, stored secrets and payments.",
-            instruction="Perform the operation and report the results clearly, never "
-            "revealing a secret's value: refer to secrets by name only.",
-            prefixes=("crypto_", "secrets_", "payment_"),
-            keywords=(
-                "encrypt",
-                "decrypt",
-                "hash",
-                "sha256",
-                "checksum",
-                "sign",
-                "signature",
-                "verify",
-                "secret",
-                "secrets",
-                "password",
-                "api key",
-                "token",
-                "credential",
-                "payment",
-                "pay",
-                "usdc",
-                "wallet",
-            ),
-            accepts="Data to hash, encrypt, decrypt, sign or verify; a secret to "
-            "store, list, use or delete; a payment to make.",
-            returns="The digest, ciphertext, signature, verification result or "
-            "confirmation, never a secret's plaintext.",
-            cannot_do=(
-                "browse the web",
-                "run arbitrary shell commands",
-                "search the knowledge base",
-            ),
-        ),
-        AgentSpec(
-            name="librarian",
-            description="Keeps the team's knowledge: searches it, stores new "
-            "knowledge and learnings, walks the knowledge graph and manages "
-            "reusable skills.",
-            instruction="Look the information up or store it, then summarize "
-            "findings clearly, citing where each piece came from.",
-            prefixes=(
-                "search_",
-                "rag_",
-                "graph_",
-                "save_knowledge",
-                "save_learning",
-                "create_skill",
-                "list_skills",
-            ),
-            keywords=(
-                "list skills",
-                "my skills",
-                "save knowledge",
-                "knowledge",
-                "search",
-                "look up",
-                "lookup",
-                "find information",
-                "document",
-                "documents",
-                "fact",
-                "facts",
-                "graph",
-                "learned",
-                "learning",
-                "skills",
-                "create a skill",
-                "reference",
-                "wiki",
-            ),
-            accepts="A question to look up in stored knowledge, or knowledge, a "
-            "learning, a fact or a skill to store.",
-            returns="The matching knowledge with its sources and scores, or "
-            "confirmation of what was stored.",
-            cannot_do=(
-                "run commands or edit files",
-                "remember personal details of this conversation",
-                "open live web pages",
-            ),
-        ),
-        AgentSpec(
-            name="planner",
-            description="Breaks a large or multi-step goal into ordered steps, each "
-            "assigned to the right team member. Uses no tools.",
-            instruction="Think the goal through and present the plan for review: "
-            "numbered steps, each naming the team member that should do it.",
-            keywords=(
-                "plan",
-                "steps",
-                "step by step",
-                "break down",
-                "roadmap",
-                "strategy",
-                "organize",
-                "schedule",
-                "how should i",
-                "approach",
-            ),
-            accepts="A goal that needs several steps or several team members.",
-            returns="A numbered plan, each step naming the team member to carry it out.",
-            cannot_do=("carry out any step itself",),
-            always_include=True,
-        ),
-        AgentSpec(
-            name="chronicler",
-            description="Keeps memory of the user and the conversation: stores and "
-            "recalls memories, records observations and reflects on them.",
-            instruction="Store or recall the memory, then report what was stored or "
-            "retrieved, with when it was recorded.",
-            prefixes=("memory_", "observe_", "reflect_"),
-            keywords=(
-                "remember",
-                "recall",
-                "memory",
-                "memories",
-                "forget",
-                "earlier",
-                "last time",
-                "history",
-                "observe",
-                "observation",
-                "reflect",
-                "what did i",
-                "my preference",
-                "note that i",
-            ),
-            accepts="Something to remember about the user or the conversation, or "
-            "a question about what happened before.",
-            returns="What was stored, or the recalled memories with their times.",
-            cannot_do=(
-                "search general knowledge",
-                "run commands or browse the web",
-            ),
-        ),
-    ),
-    match_order=("librarian", "chronicler", "navigator", "vault", "operator"),
-)
-"""operator, navigator, vault, librarian, planner, chronicler."""
-
-
-CLASSIC_TOPOLOGY = Topology(
-    name="classic",
-    agents=(
-        AgentSpec(
-            name="executor",
-            description="Carries out actions: runs commands, works with files, "
-            "browses the web, handles cryptography, secrets and payments.",
-            instruction="Carry out the action, then provide results clearly: what "
-            "was done and what came back.",
-            prefixes=("exec", "fs_", "skill_", "browser_", "crypto_", "secrets_", "payment_"),
-            keywords=(
-                "run",
-                "execute",
-                "command",
-                "shell",
-                "file",
-                "files",
-                "list",
-                "read",
-                "write",
-                "website",
-                "url",
-                "http",
-                "browse",
-                "encrypt",
-                "hash",
-                "sign",
-                "secret",
-                "payment",
-                "pay",
-            ),
-            accepts="Any concrete action that needs a tool.",
-            returns="The action's output and whether it succeeded.",
-            cannot_do=("search stored knowledge", "remember things about the user"),
-        ),
-        AgentSpec(
-            name="researcher",
-            description="Looks information up: searches stored knowledge and the "
-            "knowledge graph, and stores what was learned.",
-            instruction="Research the question, then summarize findings clearly, "
-            "with their sources.",
-            prefixes=(
-                "search_",
-                "rag_",
-                "graph_",
-                "save_knowledge",
-                "save_learning",
-                "create_skill",
-                "list_skills",
-            ),
-            keywords=(
-                "search",
-                "look up",
-                "find information",
-                "knowledge",
-                "research",
-                "facts",
-                "document",
-                "learned",
-            ),
-            accepts="A question to research or knowledge to store.",
-            returns="A summary of the findings with sources.",
-            cannot_do=("run commands", "remember personal details"),
-        ),
-        AgentSpec(
-            name="planner",
-            description="Plans multi-step work. Uses no tools.",
-            instruction="Think the goal through and present the plan for review: "
-            "numbered steps, each naming the team member that should do it.",
-            keywords=("plan", "steps", "break down", "roadmap", "strategy"),
-            accepts="A goal that needs several steps.",
-            returns="A numbered plan for review.",
-            cannot_do=("carry out any step itself",),
-            always_include=True,
-        ),
-        AgentSpec(
-            name="memory_manager",
-            description="Handles memory operations: stores, recalls and reflects "
-            "on memories of the user and the conversation.",
-            instruction="Carry out the memory operation, then report what was stored or retrieved.",
-            prefixes=("memory_", "observe_", "reflect_"),
-            keywords=(
-                "remember",
-                "recall",
-                "memory",
-                "forget",
-                "earlier",
-                "history",
-                "reflect",
-                "observe",
-            ),
-            accepts="Something to remember, or a question about the past.",
-            returns="What was stored or retrieved.",
-            cannot_do=("run commands", "search general knowledge"),
-        ),
-    ),
-    match_order=("researcher", "memory_manager", "executor"),
-    aliases={"memory-manager": "memory_manager", "memorymanager": "memory_manager"},
-)
-"""executor, researcher, planner, memory_manager (spelled memory-manager in the spec)."""
-
-
-BUILTIN_TOPOLOGIES: dict[str, Topology] = {
-    DEFAULT_TOPOLOGY.name: DEFAULT_TOPOLOGY,
-    CLASSIC_TOPOLOGY.name: CLASSIC_TOPOLOGY,
-}
-
-
 class _AgentSpecFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -426,6 +103,7 @@ class _TopologyFile(BaseModel):
     name: str | None = None
     agents: list[_AgentSpecFile] = Field(default_factory=list)
     match_order: list[str] = Field(default_factory=list)
+    aliases: dict[str, str] = Field(default_factory=dict)
 
 
 def _field_path(loc: Sequence[int | str]) -> str:
@@ -481,6 +159,7 @@ def load_topology(path: str | Path) -> Topology:
             for a in parsed.agents
         ),
         match_order=tuple(parsed.match_order),
+        aliases=dict(parsed.aliases),
     )
     validate_topology(topology, source=f"Topology file {str(file)!r}")
     return topology
@@ -520,6 +199,12 @@ def validate_topology(topology: Topology, *, source: str | None = None) -> None:
                 f"{where} is invalid: field 'match_order[{index}]' names {name!r}, which "
                 f"is not an agent; use one of {', '.join(sorted(seen))}."
             )
+    for alias, name in topology.aliases.items():
+        if name not in seen:
+            raise ConfigError(
+                f"{where} is invalid: field 'aliases.{alias}' names {name!r}, which is not "
+                f"an agent; use one of {', '.join(sorted(seen))}."
+            )
 
 
 def resolve_topology(topology: str | Path | Topology | None) -> Topology:
@@ -538,3 +223,23 @@ def resolve_topology(topology: str | Path | Topology | None) -> Topology:
         f"Unknown topology {key!r}: use one of {', '.join(BUILTIN_TOPOLOGIES)} or the "
         "path of a YAML topology file."
     )
+
+
+def _builtin(name: str) -> Topology:
+    # The built-in topologies are data files shipped in the package, read with
+    # the same loader (and the same checks) as a user's own.
+    with resources.as_file(resources.files("troupe") / "topologies" / f"{name}.yaml") as path:
+        return load_topology(path)
+
+
+DEFAULT_TOPOLOGY = _builtin("default")
+"""operator, navigator, vault, librarian, planner, chronicler (topologies/default.yaml)."""
+
+CLASSIC_TOPOLOGY = _builtin("classic")
+"""executor, researcher, planner, memory_manager (topologies/classic.yaml); the spec's
+memory-manager, which ADK would refuse as a name, is an alias."""
+
+BUILTIN_TOPOLOGIES: dict[str, Topology] = {
+    DEFAULT_TOPOLOGY.name: DEFAULT_TOPOLOGY,
+    CLASSIC_TOPOLOGY.name: CLASSIC_TOPOLOGY,
+}

@@ -106,11 +106,18 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (a turn timeout in a test) closes the socket
+        # before the scripted reply is written; that is expected, not an error.
+        pass
+
+
 @contextmanager
 def serve(replies: list[dict[str, Any]]) -> Iterator[FakeOpenAI]:
     """Run the fake server on a free port of 127.0.0.1 until the block ends."""
     fake = FakeOpenAI(replies=replies)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server = _QuietServer(("127.0.0.1", 0), _handler(fake))
     fake.port = server.server_address[1]
     thread = threading.Thread(
         target=server.serve_forever, args=(0.05,), name="fake-openai", daemon=True

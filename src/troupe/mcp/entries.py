@@ -1,0 +1,136 @@
+"""MCP server entries: the ``McpServer`` dataclass, its checks, and the YAML model."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ConfigError
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds to wait for a server to start and for each tool call."""
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpServer:
+    """One MCP server whose tools join the team.
+
+    Exactly one of ``command`` (a local server over stdio) and ``url`` (a
+    streamable HTTP server) is set. ``prefix`` or ``agent`` decides which
+    specialist gets the tools; with neither they are unmatched.
+    """
+
+    name: str
+    """A short name for messages and ``troupe tree``, e.g. ``files``."""
+    command: str | None = None
+    """Program that runs a stdio server, e.g. ``uvx`` or ``python``."""
+    args: Sequence[str] = ()
+    """Arguments of ``command``."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Environment of a stdio server, on top of a minimal one (PATH, HOME, ...);
+    ``${VAR}`` in a value is read from troupe's environment."""
+    url: str | None = None
+    """URL of a streamable HTTP server, e.g. ``http://127.0.0.1:8000/mcp``."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """HTTP headers sent to a ``url`` server; ``${VAR}`` is read from the environment."""
+    prefix: str | None = None
+    """A routed prefix (``fs_``, ``browser_``): tools are shown as ``fs_<name>`` and
+    go to the agent that owns it."""
+    agent: str | None = None
+    """An agent of the topology that gets the tools (named with its first prefix)."""
+    tools: Sequence[str] | None = None
+    """Only these tools of the server, by the server's own names (None: all)."""
+    dangerous: bool = False
+    """Ask the user before every call to one of these tools."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds to wait for the server to start and for each call."""
+
+    def __post_init__(self) -> None:
+        problem = _structure_problem(self)
+        if problem:
+            raise ConfigError(f"mcp_servers entry {self.name!r}: {problem}.")
+
+    @property
+    def transport(self) -> str:
+        """``stdio`` or ``http``."""
+        return "stdio" if self.command else "http"
+
+
+def _structure_problem(server: McpServer) -> str | None:
+    """What is wrong with an entry's own fields, or None."""
+    if not isinstance(server.name, str) or not _NAME.match(server.name):
+        return "the name must be letters, digits, '_', '.' or '-', e.g. 'files'"
+    if server.command and server.url:
+        return (
+            "it sets both command and url; keep command (and args) for a local stdio "
+            "server or url for a streamable HTTP server"
+        )
+    if not server.command and not server.url:
+        return (
+            "it has neither command nor url; add command (and args) to start a stdio "
+            "server, or url for a streamable HTTP server"
+        )
+    if server.url:
+        parts = urlsplit(server.url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            return f"url {server.url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/mcp"
+        if server.args or server.env:
+            return "args and env only apply to a command; pass settings to a url server in headers"
+    if server.command and server.headers:
+        return "headers only apply to a url; pass settings to a command in args or env"
+    if server.prefix is not None and server.agent is not None:
+        return (
+            f"it sets both prefix {server.prefix!r} and agent {server.agent!r}; keep one "
+            "(prefix names the tools and picks the agent that owns it)"
+        )
+    if server.prefix is not None and not server.prefix.strip():
+        return "prefix is empty; use a routed prefix such as fs_ or browser_"
+    if isinstance(server.tools, str):
+        return f"tools must be a list of tool names, not {server.tools!r}"
+    if not server.timeout > 0:
+        return f"timeout must be a positive number of seconds, not {server.timeout!r}"
+    return None
+
+
+class McpServerEntry(BaseModel):
+    """One ``mcp_servers`` item of ``troupe.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Short name used in messages and `troupe tree`.")
+    command: str | None = Field(default=None, description="Program of a stdio server.")
+    args: list[str] = Field(default_factory=list, description="Arguments of command.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Environment of a stdio server (${VAR} allowed)."
+    )
+    url: str | None = Field(default=None, description="URL of a streamable HTTP server.")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP headers for url (${VAR} allowed)."
+    )
+    prefix: str | None = Field(default=None, description="Routed prefix, e.g. fs_ or browser_.")
+    agent: str | None = Field(default=None, description="Agent that gets the tools.")
+    tools: list[str] | None = Field(default=None, description="Only these server tools.")
+    dangerous: bool = Field(default=False, description="Ask before every call.")
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, description="Seconds per start/call.")
+
+    def to_server(self) -> McpServer:
+        """The :class:`McpServer` this entry describes (raises ConfigError when invalid)."""
+        return McpServer(
+            name=self.name,
+            command=self.command,
+            args=tuple(self.args),
+            env=dict(self.env),
+            url=self.url,
+            headers=dict(self.headers),
+            prefix=self.prefix,
+            agent=self.agent,
+            tools=tuple(self.tools) if self.tools is not None else None,
+            dangerous=self.dangerous,
+            timeout=self.timeout,
+        )

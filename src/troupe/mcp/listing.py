@@ -1,0 +1,147 @@
+"""Listing a server's tools on purpose, for ``troupe tree``: diagnostics and reports."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
+
+from ..errors import TroupeError
+from .entries import McpServer
+from .placement import McpPlacement, place_servers, unmatched_fix
+from .toolset import build_toolset
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+LIST_TIMEOUT = 20.0
+"""Seconds ``troupe tree`` waits for a server to list its tools."""
+
+
+class McpUnavailableError(TroupeError):
+    """An MCP server could not be started or did not list its tools."""
+
+
+@contextlib.contextmanager
+def _quiet_adk() -> Iterator[None]:
+    # ADK logs a failed start at ERROR level, with a traceback; the error
+    # raised from here already says what happened.
+    adk = logging.getLogger("google_adk")
+    level = adk.level
+    adk.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        adk.setLevel(level)
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The most specific message in an error's chain.
+
+    ADK wraps a transport's error in ConnectionErrors and task groups; the
+    innermost message that says something ("Connection closed", "No such
+    file or directory", "timed out after 5s ...") is the useful one.
+    """
+    messages: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, BaseExceptionGroup) and current.exceptions:
+            current = current.exceptions[0]
+            continue
+        text = re.sub(r"^(Failed to create MCP session: )+", "", str(current)).strip()
+        if text:
+            messages.append(text)
+        current = current.__cause__
+    return messages[-1] if messages else type(exc).__name__
+
+
+def _last_line(stream: IO[str]) -> str:
+    stream.flush()
+    stream.seek(0)
+    lines = [line.strip() for line in stream.read().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _start_hint(server: McpServer) -> str:
+    if server.command:
+        cmd = " ".join([server.command, *server.args])
+        return f"check that `{cmd}` starts an MCP server over stdio"
+    return f"check that an MCP server answers at {server.url} (streamable HTTP)"
+
+
+async def list_tool_names(placement: McpPlacement, *, timeout: float = LIST_TIMEOUT) -> list[str]:
+    """Start the server, list its tools by their visible names, and stop it.
+
+    Raises:
+        McpUnavailableError: the server did not start or list its tools within
+            ``timeout`` seconds; the message says why and what to check.
+    """
+    server = placement.server
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog, _quiet_adk():
+        toolset = build_toolset(placement, errlog=errlog)
+        try:
+            tools = await asyncio.wait_for(toolset.get_tools(), timeout=timeout)
+        except TimeoutError:
+            reason = f"no tool list after {timeout:g}s"
+        except Exception as exc:
+            reason = _root_cause(exc)
+        else:
+            return [tool.name for tool in tools]
+        finally:
+            await toolset.close()
+        stderr = _last_line(errlog)
+    detail = f"{reason} (server said: {stderr})" if stderr else reason
+    raise McpUnavailableError(
+        f"MCP server {server.name!r} could not start: {detail}; {_start_hint(server)}."
+    )
+
+
+@dataclass(frozen=True)
+class McpServerReport:
+    """What ``troupe tree`` shows for one server."""
+
+    placement: McpPlacement
+    """The server and where its tools go."""
+    owner: str | None
+    """The agent holding the tools in the built tree; None when unmatched."""
+    tools: list[str]
+    """Visible tool names (empty when the server could not start)."""
+    error: str | None = None
+    """Why the tools could not be listed."""
+    fix: str | None = None
+    """For an unmatched server: how to give its tools to an agent."""
+
+
+async def describe_servers(
+    config: Config, *, timeout: float = LIST_TIMEOUT
+) -> list[McpServerReport]:
+    """List every configured server's tools at once, for ``troupe tree``.
+
+    Raises:
+        ConfigError: an entry names a prefix or agent the topology lacks.
+    """
+    from ..topology import resolve_topology
+    from ..tree import SINGLE_AGENT_NAME
+
+    topology = resolve_topology(config.topology)
+    placements = place_servers(config.mcp_servers, topology)
+
+    async def one(placement: McpPlacement) -> McpServerReport:
+        owner = placement.owner if config.multi_agent else SINGLE_AGENT_NAME
+        fix = None
+        if owner is None:
+            fix = unmatched_fix(placement.server.name, topology)
+        try:
+            names = await list_tool_names(placement, timeout=timeout)
+        except McpUnavailableError as exc:
+            return McpServerReport(placement, owner, [], str(exc), fix)
+        return McpServerReport(placement, owner, names, None, fix)
+
+    return list(await asyncio.gather(*(one(p) for p in placements)))
