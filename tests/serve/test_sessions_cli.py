@@ -91,3 +91,15 @@ def test_sessions_delete_with_yes_removes_the_session(cli: CliRunner, workspace:
     shown = cli.invoke(app, ["sessions", "show", session])
     assert shown.exit_code == 2
     assert f"No session '{session}'" in shown.output
+
+
+def test_sessions_list_limit_keeps_the_most_recently_active(
+    cli: CliRunner, workspace: Path
+) -> None:
+    older, newer = (f"{name}-{uuid.uuid4().hex[:8]}" for name in ("older", "newer"))
+    _chat(cli, workspace, older, "hello")
+    _chat(cli, workspace, newer, "hello")
+    result = cli.invoke(app, ["sessions", "list", "--limit", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    assert [row["id"] for row in rows] == [newer]

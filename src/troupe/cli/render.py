@@ -107,8 +107,11 @@ def agent_tree(
     for sub in root.sub_agents:
         tools = agent_tools(sub)
         servers = [r for r in mcp if r.owner == sub.name]
-        caps = _capabilities(tools, servers) or "no tools (reasoning only)"
-        kind = "" if hasattr(sub, "instruction") else f" [magenta]({type(sub).__name__})[/]"
+        remote = not hasattr(sub, "instruction")
+        caps = _capabilities(tools, servers) or (
+            sub.description or "remote agent" if remote else "no tools (reasoning only)"
+        )
+        kind = f" [magenta]({type(sub).__name__})[/]" if remote else ""
         branch = tree.add(f"[bold cyan]{escape(sub.name)}[/]{kind} [dim]{escape(caps)}[/]")
         for name in tools:
             branch.add(f"[yellow]{escape(name)}[/]")

@@ -38,13 +38,16 @@ def register(app: typer.Typer) -> None:
     @sessions_app.command("list")
     def list_(
         user: UserOpt = None,
+        limit: Annotated[
+            int, typer.Option("--limit", "-n", min=1, help="Show the N most recently active.")
+        ] = 50,
         json_output: JsonOpt = False,
         config: ConfigOpt = None,
         data_dir: DataDirOpt = None,
         session_store: StoreOpt = None,
     ) -> None:
         """List stored sessions, the most recently active last."""
-        found = _with_store(config, data_dir, session_store, lambda s: _list(s, user))
+        found = _with_store(config, data_dir, session_store, lambda s: _list(s, user, limit))
         _print_list(found, json_output)
 
     @sessions_app.command()
@@ -126,10 +129,12 @@ def _with_store(
         raise _fail(exc) from None
 
 
-async def _list(service: BaseSessionService, user: str | None) -> list[Session]:
+async def _list(service: BaseSessionService, user: str | None, limit: int) -> list[Session]:
     listed = await service.list_sessions(app_name=DEFAULT_APP_NAME, user_id=user)
+    # ADK lists the least recently active first; only the newest are loaded in full.
+    recent = sorted(listed.sessions, key=lambda s: s.last_update_time)[-limit:]
     full = []
-    for item in listed.sessions:
+    for item in recent:
         session = await service.get_session(
             app_name=DEFAULT_APP_NAME, user_id=item.user_id, session_id=item.id
         )
