@@ -7,13 +7,13 @@ import logging
 import sys
 import uuid
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from ..errors import TroupeError
+from .options import ConfigOpt, DataDirOpt, ModelOpt, SingleOpt, TopologyOpt, WorkspaceOpt
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -28,26 +28,6 @@ app = typer.Typer(
 )
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
-
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="YAML config file (or TROUPE_CONFIG).")
-]
-ModelOpt = Annotated[
-    str | None,
-    typer.Option("--model", "-m", help="offline, gemini-2.5-flash, openai/gpt-4o-mini, ..."),
-]
-WorkspaceOpt = Annotated[
-    Path | None, typer.Option("--workspace", "-w", help="Directory file and shell tools use.")
-]
-TopologyOpt = Annotated[
-    str | None, typer.Option("--topology", "-t", help="default, classic or a YAML file.")
-]
-SingleOpt = Annotated[
-    bool, typer.Option("--single-agent", help="One agent with every tool, no orchestrator.")
-]
-DataDirOpt = Annotated[
-    Path | None, typer.Option("--data-dir", help="Where sessions are stored (TROUPE_DATA_DIR).")
-]
 
 
 def _quiet_logs(verbose: bool) -> None:

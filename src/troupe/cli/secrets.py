@@ -13,14 +13,12 @@ from rich.table import Table
 
 from ..builtins.secret_store import SecretStore
 from ..errors import TroupeError
+from .options import DataDirOpt
 
 secrets_app = typer.Typer(
     help="The vault's secrets. Values typed here never reach a model.", no_args_is_help=True
 )
 console = Console(highlight=False)
-DataDirOpt = Annotated[
-    Path | None, typer.Option("--data-dir", help="Where the vault lives (TROUPE_DATA_DIR).")
-]
 
 
 def _vault(data_dir: Path | None) -> SecretStore:

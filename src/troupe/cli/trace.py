@@ -14,15 +14,12 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..runtime.tracing import Trace, TraceStore
+from .options import DataDirOpt
 
 trace_app = typer.Typer(
     help="Traces of past turns: path, model and tool calls.", no_args_is_help=True
 )
 console = Console(highlight=False)
-
-DataDirOpt = Annotated[
-    Path | None, typer.Option("--data-dir", help="Where traces are stored (TROUPE_DATA_DIR).")
-]
 
 
 def _store(data_dir: Path | None) -> TraceStore:

@@ -1,0 +1,31 @@
+"""Command-line options shared by the ``troupe`` commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", help="YAML config file (or TROUPE_CONFIG).")
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="offline, gemini-2.5-flash, openai/gpt-4o-mini, ..."),
+]
+WorkspaceOpt = Annotated[
+    Path | None, typer.Option("--workspace", "-w", help="Directory file and shell tools use.")
+]
+TopologyOpt = Annotated[
+    str | None, typer.Option("--topology", "-t", help="default, classic or a YAML file.")
+]
+SingleOpt = Annotated[
+    bool, typer.Option("--single-agent", help="One agent with every tool, no orchestrator.")
+]
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir", help="troupe's data directory: sessions, stores, traces (TROUPE_DATA_DIR)."
+    ),
+]
