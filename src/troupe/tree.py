@@ -153,7 +153,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
     no agent and are left out of the orchestrator's instruction.
     """
     tools = validate_tools(config.tools)
-    model = _model_for(config)
+    model = resolve_model(config.model, api_base=config.api_base)
     if not config.multi_agent:
         agent = _single_agent(tools, model, config)
         _attach_guards(agent, config, AgentNameResolver([]))
@@ -169,12 +169,14 @@ def build_agent_tree(config: Config) -> LlmAgent:
     ]
     remote = list(config.remote_agents)
     _check_remote_names(remote, [spec.name for spec, _ in chosen])
-    entries = [_route_entry(spec, [*owned, *mcp.stand_ins(spec.name)]) for spec, owned in chosen]
+    # What each agent is described by: its tools plus its MCP servers' capabilities.
+    described_by = {spec.name: [*owned, *mcp.stand_ins(spec.name)] for spec, owned in chosen}
+    entries = [_route_entry(spec, described_by[spec.name]) for spec, _ in chosen]
     entries += [remote_route_entry(agent) for agent in remote]
 
     sub_agents: list[BaseAgent] = []
     for spec, owned in chosen:
-        described = [*owned, *mcp.stand_ins(spec.name)]
+        described = described_by[spec.name]
         sub_agents.append(
             TroupeAgent(
                 name=spec.name,
@@ -220,10 +222,6 @@ def build_agent_tree(config: Config) -> LlmAgent:
     resolver = AgentNameResolver.for_topology(topology, [a.name for a in sub_agents])
     _attach_guards(root, config, resolver)
     return root
-
-
-def _model_for(config: Config) -> ModelLike:
-    return resolve_model(config.model, api_base=config.api_base)
 
 
 def _as_llm(model: ModelLike) -> BaseLlm:
