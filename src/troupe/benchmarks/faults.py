@@ -23,7 +23,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from ..config import Config
-from ..routing.instructions import REJECT_MARKER
+from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
 from ..runtime.assistant import Assistant, visible_text
 from ..tree import build_agent_tree
 from .faulty import FaultRates, FaultyModel
@@ -138,7 +138,7 @@ def _reached(events: list[Event], expected: str) -> bool:
         if event.author != expected or not event.content:
             continue
         for part in event.content.parts or []:
-            if part.function_call and part.function_call.name != "transfer_to_agent":
+            if part.function_call and part.function_call.name != TRANSFER_TOOL:
                 return True
             if part.text and not part.text.lstrip().startswith(REJECT_MARKER):
                 return True

@@ -29,14 +29,13 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from typing_extensions import override
 
-from ..routing.instructions import REJECT_MARKER
+from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
 from ._offline_args import argument_evidence, fill_arguments
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
-TRANSFER_TOOL = "transfer_to_agent"
 _SYSTEM_PREFIX = "[System:"
 _CONTEXT_PREFIX = "For context:"
 _GREETINGS = (

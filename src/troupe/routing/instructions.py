@@ -16,6 +16,8 @@ from .capabilities import capability_description
 DEFAULT_MAX_DELEGATION_ROUNDS = 5
 REJECT_MARKER = "[REJECT]"
 """Start of a specialist's refusal of a task that is not its own."""
+TRANSFER_TOOL = "transfer_to_agent"
+"""The name of ADK's delegation tool, as the instructions and the model see it."""
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are troupe, a helpful assistant backed by a team of specialist agents. "

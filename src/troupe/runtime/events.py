@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from google.adk.events.event import Event
 
-TRANSFER_TOOL = "transfer_to_agent"
+from ..routing.instructions import TRANSFER_TOOL
+
 EventKind = Literal["transfer", "tool_call", "tool_result", "text"]
 
 

@@ -20,6 +20,7 @@ it (``adk web``), each invocation is its own turn.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -34,13 +35,12 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from ..routing.instructions import REJECT_MARKER
+from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
 from .tracing import TraceLog
 
 logger = logging.getLogger("troupe.guards")
 
-TRANSFER_TOOL = "transfer_to_agent"
 _ADK_TRANSFER_BLOCK = re.compile(
     r"\n*You have a list of other agents to transfer to:.*?"
     r"\*\*NOTE\*\*: the only available agents for `transfer_to_agent` function are\n[^\n]*\n?",
@@ -113,11 +113,12 @@ class Guards:
         self.root_name = root_name
         self._turns: OrderedDict[str, TurnRecord] = OrderedDict()
         self._active: dict[str, str] = {}
+        self._turn_numbers = itertools.count()
 
     # -- turn bookkeeping ---------------------------------------------------
     def begin_turn(self, session_id: str) -> TurnRecord:
         """Start counting a new user turn in ``session_id``."""
-        key = f"turn:{session_id}:{len(self._turns)}:{id(object())}"
+        key = f"turn:{session_id}:{next(self._turn_numbers)}"
         self._active[session_id] = key
         return self._record(key)
 
