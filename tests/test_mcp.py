@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -313,7 +314,16 @@ def _tree_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: list[
     )
     result = CliRunner().invoke(app, ["tree", "--config", str(config)])
     assert result.exit_code == 0, result.output
-    return result.output
+    return _unwrapped(result.output)
+
+
+def _unwrapped(output: str) -> str:
+    """The tree's text with rich's guides and line wrapping taken out.
+
+    Rich wraps long lines to the terminal, and a long checkout path can push a
+    sentence across two lines whatever COLUMNS says.
+    """
+    return " ".join(re.sub(r"[│├└─]", " ", output).split())
 
 
 def _entry(name: str, **options: Any) -> dict[str, Any]:
