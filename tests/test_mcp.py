@@ -453,7 +453,7 @@ def test_a_bad_entry_in_the_config_file_fails_troupe_tree_with_the_fix(tmp_path:
     result = CliRunner().invoke(app, ["tree", "--config", str(config)])
 
     assert result.exit_code == 2
-    assert "prefix 'files_' is not owned by any agent" in result.output
+    assert "prefix 'files_' is not owned by any agent" in _unwrapped(result.output)
     assert "Traceback" not in result.output
 
 

@@ -10,8 +10,10 @@ from typing import Any
 import yaml
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.tools.base_tool import BaseTool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .builtins._process import check_pass_env
+from .builtins.shell_policy import compile_deny_list
 from .errors import ConfigError
 from .mcp import McpServer, McpServerEntry
 from .models.resolve import ModelLike
@@ -77,6 +79,36 @@ class _AgentSection(BaseModel):
     max_delegation_rounds: int | None = Field(default=None, alias="maxDelegationRounds", ge=0)
 
 
+class ShellSection(BaseModel):
+    """The ``shell`` section of ``troupe.yaml``: how exec_shell and skill_run run commands."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deny_commands: list[str] = Field(
+        default_factory=list,
+        description="More regular expressions to refuse, on top of the built-in deny list.",
+    )
+    pass_env: list[str] = Field(
+        default_factory=list,
+        description="Credential-like variables of troupe's environment that commands may see.",
+    )
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="Seconds a command may run (default 30)."
+    )
+
+    @field_validator("deny_commands")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        compile_deny_list(patterns)
+        return patterns
+
+    @field_validator("pass_env")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        check_pass_env(names)
+        return names
+
+
 class ConfigFile(BaseModel):
     """The schema of ``troupe.yaml``."""
 
@@ -120,6 +152,9 @@ class ConfigFile(BaseModel):
     )
     guards: bool | None = Field(
         default=None, description="Limits, re-routing and nudges (default true)."
+    )
+    shell: ShellSection = Field(
+        default_factory=ShellSection, description="Deny list, environment and timeout of commands."
     )
 
 

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from .builtins import builtin_tools
+from .builtins.operator import DEFAULT_TIMEOUT_S
+from .builtins.shell_policy import DEFAULT_DENY_COMMANDS
 from .config import Config, ConfigFile, merged_agent_options, read_config_file
 from .remote import build_remote_agents
 from .sessions import SESSION_STORE_ENV, default_session_store
+from .tools import Tool
 
 CONFIG_ENV = "TROUPE_CONFIG"
 DATA_DIR_ENV = "TROUPE_DATA_DIR"
@@ -65,7 +68,7 @@ def load_settings(
     use_builtins = parsed.builtin_tools if parsed else True
     data = _data_dir(data_dir, parsed.data_dir if parsed else None, path)
     config = Config(
-        tools=builtin_tools(workspace=ws, data_dir=data) if use_builtins else [],
+        tools=_builtins(ws, data, parsed) if use_builtins else [],
         model=model or (parsed.model if parsed else None),
         api_base=parsed.api_base if parsed else None,
         system_prompt=parsed.system_prompt if parsed else None,
@@ -111,6 +114,20 @@ def load_config(path: str | Path, *, workspace: str | Path | None = None) -> Con
     as well as ``multi_agent`` and ``max_delegation_rounds``.
     """
     return load_settings(config_path=path, workspace=workspace).config
+
+
+def _builtins(workspace: Path, data_dir: Path, parsed: ConfigFile | None) -> list[Tool]:
+    """The built-in tools, with the file's ``shell`` section applied."""
+    if parsed is None:
+        return builtin_tools(workspace=workspace, data_dir=data_dir)
+    shell = parsed.shell
+    return builtin_tools(
+        workspace=workspace,
+        data_dir=data_dir,
+        deny_commands=[*DEFAULT_DENY_COMMANDS, *shell.deny_commands],
+        pass_env=shell.pass_env,
+        shell_timeout_s=shell.timeout_s or DEFAULT_TIMEOUT_S,
+    )
 
 
 def _runtime_options(parsed: ConfigFile | None) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..tools import Tool
@@ -12,27 +13,41 @@ from .knowledge_store import KnowledgeStore
 from .librarian import librarian_tools
 from .memory_store import MemoryStore
 from .navigator import navigator_tools
-from .operator import operator_tools
+from .operator import DEFAULT_TIMEOUT_S, operator_tools
 from .secret_store import SecretStore, VaultError
 from .vault import vault_tools
 from .workspace import Workspace
 
 
 def builtin_tools(
-    *, workspace: str | Path | None = None, data_dir: str | Path | None = None
+    *,
+    workspace: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    deny_commands: Sequence[str] | None = None,
+    pass_env: Sequence[str] = (),
+    shell_timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
     The librarian, chronicler and vault keep their SQLite stores in ``data_dir``
     (default: TROUPE_DATA_DIR, else ~/.local/share/troupe); the files are
-    created on first use, not here.
+    created on first use, not here. ``deny_commands``, ``pass_env`` and
+    ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`).
     """
     ws = Workspace(workspace)
     data = resolve_data_dir(data_dir)
     knowledge = KnowledgeStore(data / "knowledge.db")
     secrets = SecretStore(data)
     tools = [
-        *operator_tools(ws, skills=knowledge, secrets=secrets, private_dirs=[data]),
+        *operator_tools(
+            ws,
+            timeout_s=shell_timeout_s,
+            deny_commands=deny_commands,
+            pass_env=pass_env,
+            skills=knowledge,
+            secrets=secrets,
+            private_dirs=[data],
+        ),
         *vault_tools(ws, secrets),
         *librarian_tools(knowledge),
         *chronicler_tools(MemoryStore(data / "memory.db")),

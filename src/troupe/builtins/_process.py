@@ -7,17 +7,26 @@ import contextlib
 import os
 import re
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ._args import BadArgument
 from ._vault_key import KEY_ENV
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # Never handed to a child: with it, a command could decrypt every stored secret.
 _PRIVATE_ENV = frozenset({KEY_ENV})
+CREDENTIAL_NAME = re.compile(
+    r"(?:^|_)(?:KEY|APIKEY|SECRET|TOKEN|CREDENTIALS?|AUTH|COOKIE)(?:_|$)|PASSW(?:OR)?D|PASSPHRASE",
+    re.IGNORECASE,
+)
+"""Names of troupe's own variables that a child does not inherit (OPENAI_API_KEY,
+GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD ...): a command the model writes
+must not be able to print the keys troupe runs with. ``pass_env`` lets named
+ones through; a secret the command needs goes in ``env`` as ``{{secret:NAME}}``."""
 
 
 @dataclass(frozen=True)
@@ -50,11 +59,45 @@ def env_arg(value: Any) -> dict[str, str]:
     return env
 
 
-def child_env(extra: Mapping[str, str]) -> dict[str, str]:
-    """troupe's environment without its private variables, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if k not in _PRIVATE_ENV}
+def inherited_env(pass_env: Collection[str] = ()) -> dict[str, str]:
+    """The part of troupe's environment a child inherits.
+
+    Everything but troupe's vault key and variables whose names look like
+    credentials (:data:`CREDENTIAL_NAME`); names in ``pass_env`` are kept anyway.
+    """
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name not in _PRIVATE_ENV and (name in pass_env or not CREDENTIAL_NAME.search(name))
+    }
+
+
+def child_env(extra: Mapping[str, str], pass_env: Collection[str] = ()) -> dict[str, str]:
+    """:func:`inherited_env` plus ``extra`` (the tool call's own ``env``)."""
+    env = inherited_env(pass_env)
     env.update(extra)
     return env
+
+
+def check_pass_env(names: Sequence[str]) -> tuple[str, ...]:
+    """Validate a ``pass_env`` list; a bad entry raises ConfigError naming it."""
+    if isinstance(names, str):
+        raise ConfigError(
+            f"pass_env must be a list of variable names, not the string {names!r}; "
+            "wrap it in a list."
+        )
+    for name in names:
+        if not isinstance(name, str) or not _ENV_NAME.match(name):
+            raise ConfigError(
+                f"pass_env entry {name!r} is not an environment variable name; "
+                "use names like GITHUB_TOKEN."
+            )
+        if name in _PRIVATE_ENV:
+            raise ConfigError(
+                f"pass_env entry {name!r} is troupe's vault key and never reaches a command; "
+                "remove it."
+            )
+    return tuple(names)
 
 
 def _cap(text: str, limit: int) -> tuple[str, bool]:

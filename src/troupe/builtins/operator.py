@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..tools import Tool
 from ._args import BadArgument, guarded, name_arg, text_arg
-from ._process import ProcessResult, child_env, env_arg, run_process
+from ._process import ProcessResult, check_pass_env, child_env, env_arg, run_process
 from .secret_store import SECRET_REF
 from .shell_policy import DEFAULT_DENY_COMMANDS, compile_deny_list, denied_by, needs_approval
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
@@ -33,6 +33,7 @@ def operator_tools(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_output_chars: int = MAX_OUTPUT_CHARS,
     deny_commands: Sequence[str] | None = None,
+    pass_env: Sequence[str] = (),
     skills: KnowledgeStore | None = None,
     secrets: SecretStore | None = None,
     private_dirs: Sequence[str | Path] = (),
@@ -41,6 +42,8 @@ def operator_tools(
 
     ``deny_commands`` are regular expressions for commands exec_shell refuses
     before anyone is asked (default: :data:`DEFAULT_DENY_COMMANDS`).
+    Commands inherit troupe's environment without its credentials (see
+    :data:`CREDENTIAL_NAME`); ``pass_env`` names variables to let through anyway.
     ``skills`` is the store skill_run reads (no skill_run without it);
     ``secrets`` substitutes ``{{secret:NAME}}`` in exec_shell's ``env`` and masks
     secret values in output; the file tools refuse paths in ``private_dirs``
@@ -48,6 +51,7 @@ def operator_tools(
     """
     deny_list = compile_deny_list(DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands)
     private = [Path(p).expanduser().resolve() for p in private_dirs]
+    passed = frozenset(check_pass_env(pass_env))
 
     def mask(text: str) -> str:
         return secrets.mask(text) if secrets is not None else text
@@ -163,7 +167,7 @@ def operator_tools(
         result = await run_process(
             shell_command=command,
             cwd=workspace.root,
-            env=child_env(secret_env(env)),
+            env=child_env(secret_env(env), passed),
             timeout_s=timeout_s,
             max_output_chars=max_output_chars,
             mask=mask,
@@ -241,7 +245,7 @@ def operator_tools(
         result = await run_process(
             argv=["/bin/sh", "-c", skill["body"], skill["name"], *argv],
             cwd=workspace.root,
-            env=child_env(extra),
+            env=child_env(extra, passed),
             timeout_s=timeout_s,
             max_output_chars=max_output_chars,
             mask=mask,

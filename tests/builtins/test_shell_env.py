@@ -1,0 +1,130 @@
+"""What a command run by exec_shell inherits, and the ``shell`` section of troupe.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from troupe import ConfigError, builtin_tools, load_config
+from troupe.builtins._process import inherited_env
+
+PLAINTEXT = "sk-live-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "PGPASSWORD",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "TROUPE_SECRET_KEY",
+    ],
+)
+def test_credential_variables_are_not_inherited(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv(name, PLAINTEXT)
+
+    assert name not in inherited_env()
+
+
+@pytest.mark.parametrize("name", ["PATH", "HOME", "LANG", "TOKENIZERS_PARALLELISM", "KEYMAP"])
+def test_ordinary_variables_are_inherited(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv(name, "plain")
+
+    assert inherited_env()[name] == "plain"
+
+
+def test_pass_env_lets_a_named_credential_through_but_never_the_vault_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", PLAINTEXT)
+    monkeypatch.setenv("TROUPE_SECRET_KEY", PLAINTEXT)
+
+    env = inherited_env({"GITHUB_TOKEN", "TROUPE_SECRET_KEY"})
+
+    assert env["GITHUB_TOKEN"] == PLAINTEXT
+    assert "TROUPE_SECRET_KEY" not in env
+
+
+async def test_exec_shell_cannot_print_the_model_key_troupe_runs_with(
+    run_tool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", PLAINTEXT)
+    monkeypatch.setenv("TROUPE_TEST_PLAIN", "visible-value")
+
+    result = (await run_tool("exec_shell", {"command": "env"})).response
+
+    assert result["exit_code"] == 0
+    assert "TROUPE_TEST_PLAIN=visible-value" in result["stdout"]
+    assert PLAINTEXT not in result["stdout"]
+    assert "OPENAI_API_KEY" not in result["stdout"]
+
+
+async def test_exec_shell_sees_a_credential_listed_in_pass_env(
+    run_with: Any, workspace: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", PLAINTEXT)
+    tools = builtin_tools(workspace=workspace, data_dir=data_dir, pass_env=["GITHUB_TOKEN"])
+
+    command = 'echo "token=$GITHUB_TOKEN"'
+
+    result = (await run_with(tools, "exec_shell", {"command": command})).response
+
+    assert result["stdout"].strip() == f"token={PLAINTEXT}"
+
+
+def _config(tmp_path: Path, shell: str) -> Path:
+    path = tmp_path / "troupe.yaml"
+    path.write_text(f"data_dir: data\nshell:\n{shell}", encoding="utf-8")
+    return path
+
+
+async def test_deny_commands_in_the_config_file_add_to_the_built_in_list(
+    run_with: Any, tmp_path: Path, workspace: Path
+) -> None:
+    config = load_config(
+        _config(tmp_path, "  deny_commands: ['^curl(\\s|$)']\n"), workspace=workspace
+    )
+
+    curl = (await run_with(config.tools, "exec_shell", {"command": "curl http://x"})).response
+    mkfs = (await run_with(config.tools, "exec_shell", {"command": "mkfs.ext4 /dev/sdz"})).response
+
+    assert "refused" in curl["error"] and "^curl" in curl["error"]
+    assert "refused" in mkfs["error"]
+
+
+async def test_shell_timeout_in_the_config_file_stops_a_slow_command(
+    run_with: Any, tmp_path: Path, workspace: Path
+) -> None:
+    config = load_config(_config(tmp_path, "  timeout_s: 0.5\n"), workspace=workspace)
+
+    result = (await run_with(config.tools, "exec_shell", {"command": "sleep 5"})).response
+
+    assert "timed out after 0.5 s" in result["error"]
+
+
+@pytest.mark.parametrize(
+    ("shell", "field", "complaint"),
+    [
+        ("  deny_commands: ['(']\n", "shell.deny_commands", "'(' is not a valid regular"),
+        ("  pass_env: ['not a name']\n", "shell.pass_env", "'not a name' is not an environment"),
+        ("  pass_env: [TROUPE_SECRET_KEY]\n", "shell.pass_env", "vault key"),
+        ("  timeout_s: 0\n", "shell.timeout_s", "greater than 0"),
+        ("  sandbox: true\n", "shell.sandbox", "Extra inputs"),
+    ],
+)
+def test_a_bad_shell_section_names_the_file_and_the_field(
+    tmp_path: Path, shell: str, field: str, complaint: str
+) -> None:
+    path = _config(tmp_path, shell)
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    message = str(caught.value)
+    assert str(path) in message and f"'{field}" in message and complaint in message
