@@ -518,7 +518,15 @@ async def test_the_tools_option_keeps_only_the_named_server_tools() -> None:
 
 
 async def test_a_server_that_never_answers_is_reported_after_its_timeout() -> None:
-    silent = McpServer(name="silent", command="sleep", args=["30"], prefix="fs_", timeout=0.5)
+    # Reads its input and never answers, but ends when its input closes, so the
+    # short timeout here (below the MCP client's 2 s stop grace) leaves no process.
+    silent = McpServer(
+        name="silent",
+        command=sys.executable,
+        args=["-c", "import sys; sys.stdin.read()"],
+        prefix="fs_",
+        timeout=0.5,
+    )
 
     started = time.monotonic()
     with pytest.raises(McpUnavailableError) as err:
@@ -526,4 +534,5 @@ async def test_a_server_that_never_answers_is_reported_after_its_timeout() -> No
 
     assert time.monotonic() - started < 10
     assert "MCP server 'silent' could not start: timed out after 0.5s" in str(err.value)
-    assert "check that `sleep 30` starts an MCP server over stdio" in str(err.value)
+    assert "starts an MCP server over stdio" in str(err.value)
+    assert "sys.stdin.read()" in str(err.value)

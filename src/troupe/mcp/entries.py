@@ -49,7 +49,11 @@ class McpServer:
     dangerous: bool = False
     """Ask the user before every call to one of these tools."""
     timeout: float = DEFAULT_TIMEOUT
-    """Seconds to wait for the server to start and for each call."""
+    """Seconds to wait for the server to start, for each call, and for it to stop.
+
+    Stopping a stdio server that ignores the end of its input takes the MCP
+    client about 2 s (a grace period, then a kill), so a timeout below 3 s can
+    leave such a server running after the toolset is closed."""
 
     def __post_init__(self) -> None:
         problem = _structure_problem(self)
