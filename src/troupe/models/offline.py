@@ -17,7 +17,6 @@ results) runs with no API key, in tests, demos and benchmarks:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
+from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
@@ -37,6 +37,7 @@ from ._text import contains_phrase, phrase_position, stem, stems, words
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
 _SYSTEM_PREFIX = "[System:"
+_RESULT_LIMIT = 2000
 _CONTEXT_PREFIX = "For context:"
 _GREETINGS = (
     "hello",
@@ -269,41 +270,6 @@ def _is_greeting(text: str) -> bool:
     return any(lowered == g or lowered.startswith(g + " ") for g in _GREETINGS)
 
 
-def _render(value: Any) -> str:
-    """A tool result as plain lines: 'key: value', lists one item a line."""
-    if isinstance(value, dict):
-        lines = []
-        for key, item in value.items():
-            if item is None or item is False or item in ("", [], {}):
-                continue
-            if isinstance(item, str) and "\n" in item.strip():
-                lines.append(f"{key}:\n{_indent(item.rstrip())}")
-            elif isinstance(item, list) and item:
-                lines.append(f"{key}:\n" + _indent("\n".join(_render(i) for i in item)))
-            elif isinstance(item, dict):
-                lines.append(f"{key}:\n{_indent(_render(item))}")
-            else:
-                lines.append(f"{key}: {str(item).strip()}")
-        return "\n".join(lines)
-    if isinstance(value, list):
-        return "\n".join(_render(i) for i in value)
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
-
-
-def _summarize(value: Any, limit: int = 2000) -> str:
-    text = _render(value)
-    return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
-
-
 def _name_hits(request_stems: set[str], name_stems: set[str]) -> int:
     """Request words that are a tool-name word or extend one ('execute' -> exec)."""
     return sum(
@@ -444,9 +410,10 @@ class OfflineModel(BaseLlm):
         for result in results:
             payload = result.response or {}
             if isinstance(payload, dict) and payload.get("error"):
-                lines.append(f"{result.name} failed: {_summarize(payload['error'])}")
+                error = readable_result(payload["error"], _RESULT_LIMIT)
+                lines.append(f"{result.name} failed: {error}")
                 continue
             if isinstance(payload, dict) and set(payload) == {"result"}:
                 payload = payload["result"]
-            lines.append(f"Result of {result.name}:\n{_summarize(payload)}")
+            lines.append(f"Result of {result.name}:\n{readable_result(payload, _RESULT_LIMIT)}")
         return "\n\n".join(lines)

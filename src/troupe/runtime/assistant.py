@@ -29,6 +29,7 @@ from google.genai import types
 
 from ..errors import UnknownAgentError
 from ..routing.instructions import REJECT_MARKER
+from ..tool_results import readable_result
 from .guards import Guards, TurnRecord, stop_message
 from .tracing import TraceStore, build_trace
 
@@ -38,6 +39,8 @@ DEFAULT_APP_NAME = "troupe"
 DEFAULT_USER_ID = "user"
 NOTE_AUTHOR = "troupe"
 MAX_REJECTIONS = 2
+FALLBACK_RESULT_LIMIT = 4000
+"""Characters of the last tool result shown when a turn ends without an answer."""
 
 # ADK 2.13 (its scheduler, then the agent resuming a transfer, then a
 # transfer outside the tree), older ADK Python releases, and the Go release.
@@ -361,7 +364,7 @@ class Assistant:
             tool, result = turn.last_result
             return (
                 f"The agents finished without writing an answer. The last result, from "
-                f"{tool}, was: {result}"
+                f"{tool}, was:\n{readable_result(result, FALLBACK_RESULT_LIMIT)}"
             )
         return "No answer was produced for this message; please try rephrasing it."
 

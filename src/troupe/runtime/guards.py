@@ -37,6 +37,7 @@ from google.genai import types
 
 from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
+from ..tool_results import readable_result
 from .tracing import TraceLog
 
 logger = logging.getLogger("troupe.guards")
@@ -48,6 +49,8 @@ _ADK_TRANSFER_BLOCK = re.compile(
 )
 _REJECT_TARGET = re.compile(r"\[REJECT\]\s*This task requires\s+`?([\w-]+)`?", re.I)
 _MAX_TRACKED_TURNS = 4096
+STOP_RESULT_LIMIT = 400
+"""Characters of the last tool result quoted in a stop message."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,17 +272,9 @@ def stop_message(turn: TurnRecord) -> str:
     lines.append(f"Done so far: {done}." if done else "Nothing was completed before the stop.")
     if turn.last_result is not None:
         tool, result = turn.last_result
-        lines.append(f"Last result ({tool}): {_brief(result)}")
+        lines.append(f"Last result ({tool}):\n{readable_result(result, STOP_RESULT_LIMIT)}")
     lines.append("Not done: the rest of the request. Try rephrasing it or splitting it up.")
     return "\n".join(lines)
-
-
-def _brief(value: Any, limit: int = 400) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = str(value)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _text_response(text: str) -> LlmResponse:
