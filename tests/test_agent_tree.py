@@ -140,7 +140,10 @@ def test_default_adapter_keeps_the_tool_name_and_description() -> None:
     t = troupe.Tool(name="fs_read", description="Read a file.", func=fs_read_impl)
     root = troupe.build_agent_tree(troupe.Config(tools=[t], model="offline"))
 
-    adapted = root.sub_agents[0].tools[0]  # type: ignore[attr-defined]
+    operator = root.sub_agents[0]
+    assert isinstance(operator, LlmAgent)
+    adapted = operator.tools[0]
+    assert isinstance(adapted, BaseTool)
     assert adapted.name == "fs_read"
     assert adapted.description == "Read a file."
 
@@ -154,6 +157,7 @@ def test_remote_agents_are_appended_with_a_routing_entry() -> None:
 
     assert [a.name for a in root.sub_agents] == ["operator", "planner", "weather"]
     assert root.sub_agents[-1] is remote
+    assert isinstance(root.instruction, str)
     assert "### weather\n- Role: Reports the weather forecast." in root.instruction
     assert "The only valid agent names are: operator, planner, weather." in root.instruction
 
@@ -222,7 +226,10 @@ def test_model_name_is_resolved_for_every_agent() -> None:
     root = build(["fs_read"], model="offline")
 
     assert isinstance(root.model, troupe.OfflineModel)
-    assert all(isinstance(a.model, troupe.OfflineModel) for a in root.sub_agents)  # type: ignore[attr-defined]
+    assert all(
+        isinstance(a, LlmAgent) and isinstance(a.model, troupe.OfflineModel)
+        for a in root.sub_agents
+    )
 
 
 def test_model_instance_is_used_as_given_by_every_agent() -> None:
@@ -230,7 +237,7 @@ def test_model_instance_is_used_as_given_by_every_agent() -> None:
     root = build(["fs_read"], model=model)
 
     assert root.model is model
-    assert all(a.model is model for a in root.sub_agents)  # type: ignore[attr-defined]
+    assert all(isinstance(a, LlmAgent) and a.model is model for a in root.sub_agents)
 
 
 def test_unknown_model_name_raises_config_error() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -95,14 +96,14 @@ def test_spread_takes_every_label_before_repeating_one() -> None:
 
 
 def _hand_made_results() -> list[RequestResult]:
-    def result(expected: tuple[str, ...], routed: str | None, **kw: object) -> RequestResult:
+    def result(expected: tuple[str, ...], routed: str | None, **kw: Any) -> RequestResult:
         return RequestResult(
             text=f"request {expected} {routed}",
             expected=expected,
             kind=str(kw.pop("kind", "plain")),
             lang=str(kw.pop("lang", "en")),
             routed=routed,
-            **kw,  # type: ignore[arg-type]
+            **kw,
         )
 
     return [

@@ -56,6 +56,12 @@ def build(tool_names: list[str], **options: Any) -> LlmAgent:
     return troupe.build_agent_tree(config)
 
 
+def instruction_of(agent: LlmAgent) -> str:
+    """The instruction troupe wrote for ``agent``, which is always a plain string."""
+    assert isinstance(agent.instruction, str), agent.name
+    return agent.instruction
+
+
 def section(instruction: str, heading: str) -> str:
     """The body of ``## heading`` up to the next ``## `` heading."""
     body = instruction.split(heading + "\n", 1)[1]
@@ -78,26 +84,26 @@ def specialists(root: LlmAgent) -> list[LlmAgent]:
 def test_orchestrator_instruction_starts_with_the_system_prompt() -> None:
     root = build(["exec_shell"], system_prompt="You are Ada, the lab's assistant.")
 
-    assert root.instruction.startswith("You are Ada, the lab's assistant.\n")
+    assert instruction_of(root).startswith("You are Ada, the lab's assistant.\n")
 
 
 def test_orchestrator_instruction_uses_a_default_system_prompt_when_none_is_given() -> None:
     root = build(["exec_shell"])
 
-    first_line = root.instruction.splitlines()[0]
+    first_line = instruction_of(root).splitlines()[0]
     assert first_line
     assert not first_line.startswith("#")
 
 
 def test_orchestrator_instruction_sections_come_in_order() -> None:
-    instruction = build(["exec_shell"]).instruction
+    instruction = instruction_of(build(["exec_shell"]))
 
     positions = [instruction.index(heading + "\n") for heading in ORCHESTRATOR_SECTIONS]
     assert positions == sorted(positions)
 
 
 def test_role_statement_says_no_tools_and_delegate_with_transfer_to_agent() -> None:
-    role = section(build(["exec_shell"]).instruction, "## Your role")
+    role = section(instruction_of(build(["exec_shell"])), "## Your role")
 
     assert "no tools of your own" in role
     assert "transfer_to_agent" in role
@@ -105,7 +111,7 @@ def test_role_statement_says_no_tools_and_delegate_with_transfer_to_agent() -> N
 
 
 def test_routing_table_lists_name_role_capabilities_keywords_accepts_returns_cannot_do() -> None:
-    table = section(build(["exec_shell", "fs_read"]).instruction, "## Routing table")
+    table = section(instruction_of(build(["exec_shell", "fs_read"])), "## Routing table")
     operator = troupe.DEFAULT_TOPOLOGY.spec("operator")
 
     expected = (
@@ -120,14 +126,14 @@ def test_routing_table_lists_name_role_capabilities_keywords_accepts_returns_can
 
 
 def test_routing_table_has_one_entry_per_created_agent_in_tree_order() -> None:
-    table = section(build(EVERY_ROLE_TOOLS).instruction, "## Routing table")
+    table = section(instruction_of(build(EVERY_ROLE_TOOLS)), "## Routing table")
 
     assert re.findall(r"^### (\S+)$", table, re.M) == DEFAULT_AGENTS
 
 
 def test_unmatched_section_appears_only_when_some_tools_are_unmatched() -> None:
-    with_unmatched = build(["exec_shell", "weather_now", "stock_quote"]).instruction
-    without = build(["exec_shell"]).instruction
+    with_unmatched = instruction_of(build(["exec_shell", "weather_now", "stock_quote"]))
+    without = instruction_of(build(["exec_shell"]))
 
     unmatched = section(with_unmatched, "## Tools no agent owns")
     assert "2 registered tool(s)" in unmatched
@@ -137,7 +143,7 @@ def test_unmatched_section_appears_only_when_some_tools_are_unmatched() -> None:
 
 
 def test_decision_protocol_lists_classify_match_select_verify_delegate_in_order() -> None:
-    protocol = section(build(["exec_shell"]).instruction, "## Decision protocol")
+    protocol = section(instruction_of(build(["exec_shell"])), "## Decision protocol")
 
     steps = re.findall(r"^(\d)\. (\w+):", protocol, re.M)
     assert steps == [
@@ -150,14 +156,14 @@ def test_decision_protocol_lists_classify_match_select_verify_delegate_in_order(
 
 
 def test_rejection_handling_explains_the_reject_marker() -> None:
-    rejections = section(build(["exec_shell"]).instruction, "## Rejections")
+    rejections = section(instruction_of(build(["exec_shell"])), "## Rejections")
 
     assert "[REJECT]" in rejections
     assert "Delegate the task to the named agent" in rejections
 
 
 def test_delegation_rules_answer_greetings_opinions_and_general_knowledge_directly() -> None:
-    rules = section(build(["exec_shell"]).instruction, "## Delegation rules")
+    rules = section(instruction_of(build(["exec_shell"])), "## Delegation rules")
 
     assert "greetings, opinions and general-knowledge questions yourself" in rules
 
@@ -165,14 +171,15 @@ def test_delegation_rules_answer_greetings_opinions_and_general_knowledge_direct
 @pytest.mark.parametrize(("configured", "shown"), [(0, 5), (1, 1), (3, 3), (12, 12), (-2, 5)])
 def test_delegation_rules_state_the_round_limit(configured: int, shown: int) -> None:
     rules = section(
-        build(["exec_shell"], max_delegation_rounds=configured).instruction, "## Delegation rules"
+        instruction_of(build(["exec_shell"], max_delegation_rounds=configured)),
+        "## Delegation rules",
     )
 
     assert f"at most {shown} delegation rounds" in rules
 
 
 def test_exact_name_rule_has_the_literal_text_and_the_valid_names() -> None:
-    names = section(build(["exec_shell", "browser_open"]).instruction, "## Agent names")
+    names = section(instruction_of(build(["exec_shell", "browser_open"])), "## Agent names")
 
     assert "NEVER invent or abbreviate agent names" in names
     assert "The only valid agent names are: operator, navigator, planner." in names
@@ -180,7 +187,7 @@ def test_exact_name_rule_has_the_literal_text_and_the_valid_names() -> None:
 
 def test_instruction_names_only_registered_agents() -> None:
     root = build(["fs_read"])
-    instruction = root.instruction
+    instruction = instruction_of(root)
 
     assert [a.name for a in root.sub_agents] == ["operator", "planner"]
     for absent in ("navigator", "vault", "librarian", "chronicler"):
@@ -198,7 +205,7 @@ def test_instruction_without_a_planner_never_mentions_the_planner(tmp_path: Path
 
     root = build(["scout_area", "forge_blade"], topology=path)
 
-    assert not mentions(root.instruction, "planner")
+    assert not mentions(instruction_of(root), "planner")
     for agent in specialists(root):
         assert not mentions(str(agent.instruction), "planner")
 
@@ -212,7 +219,7 @@ def test_no_routed_tool_name_appears_in_any_instruction_or_description(tmp_path:
     root = troupe.build_agent_tree(troupe.Config(tools=all_tools, model="offline"))
 
     assert len(routed_names) >= len(EVERY_ROLE_TOOLS)
-    texts = [root.instruction]
+    texts = [instruction_of(root)]
     for agent in specialists(root):
         texts += [agent.description, str(agent.instruction)]
     for text in texts:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from fakes.openai_server import failure, serve, slow, text_reply
 from troupe import Assistant, Config, build_agent_tree
 from troupe.benchmarks.stub_tools import stub_tools
+
+if TYPE_CHECKING:
+    from google.adk.models.lite_llm import LiteLlm
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +24,7 @@ def _local_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def _assistant(api_base: str, **options: object) -> Assistant:
+def _assistant(api_base: str, **options: Any) -> Assistant:
     config = Config(
         tools=stub_tools(),
         model="openai/fake-model",
@@ -73,7 +77,7 @@ async def test_slow_model_ends_the_turn_with_a_clear_message() -> None:
     assert "too late" not in reply
 
 
-def _litellm(api_base: str):  # type: ignore[no-untyped-def]
+def _litellm(api_base: str) -> LiteLlm:
     from google.adk.models.lite_llm import LiteLlm
 
     return LiteLlm(model="openai/fake-model", api_base=api_base, max_retries=0)

@@ -34,7 +34,7 @@ def test_tool_is_built_from_keywords() -> None:
 
 def test_tool_rejects_positional_arguments() -> None:
     with pytest.raises(TypeError):
-        troupe.Tool("fs_read", "Read a file.", fs_read)  # type: ignore[misc]
+        troupe.Tool("fs_read", "Read a file.", fs_read)  # type: ignore[call-arg]
 
 
 def test_from_function_takes_name_and_docstring() -> None:

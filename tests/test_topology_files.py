@@ -145,6 +145,7 @@ def test_yaml_topology_path_builds_the_agent_tree(tmp_path: Path) -> None:
     root = troupe.build_agent_tree(troupe.Config(tools=tools, model="offline", topology=path))
 
     assert [a.name for a in root.sub_agents] == ["painter", "composer", "critic"]
+    assert isinstance(root.instruction, str)
     assert "### painter" in root.instruction
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -15,7 +16,7 @@ from troupe.runtime.tracing import TraceStore, mask_args
 from troupe.testing import ScriptedModel, call
 
 
-def _assistant(model: object, store: TraceStore, **options: object) -> troupe.Assistant:
+def _assistant(model: ScriptedModel, store: TraceStore, **options: Any) -> troupe.Assistant:
     config = troupe.Config(tools=stub_tools(), model=model, retry_base_delay=0.0, **options)
     return troupe.Assistant(troupe.build_agent_tree(config), trace_store=store)
 

@@ -20,7 +20,8 @@ try:  # mcp 2.x renamed FastMCP to MCPServer.
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver import MCPServer as FastMCP
 except ImportError:  # pragma: no cover - mcp 1.x
-    from mcp.server.fastmcp import Context, FastMCP  # type: ignore[no-redef]
+    # mcp 2.x keeps mcp.server.fastmcp only as a module with no API that raises on import.
+    from mcp.server.fastmcp import Context, FastMCP  # type: ignore[no-redef, attr-defined]
 
 server = FastMCP("troupe-test-files")
 

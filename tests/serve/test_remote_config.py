@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
-from google.adk.a2a.agent import RemoteA2aAgent
+from google.adk.a2a.agent import RemoteA2aAgent as _RemoteA2aAgent
+from google.adk.agents import BaseAgent
 
 from troupe import ConfigError, build_agent_tree
 from troupe.settings import load_settings
+
+# ADK exports RemoteA2aAgent through a module __getattr__ annotated as returning
+# object, so type checkers lose the class; it is a BaseAgent subclass.
+RemoteA2aAgent = cast("type[BaseAgent]", _RemoteA2aAgent)
 
 CARD = "http://127.0.0.1:8001/a2a/.well-known/agent-card.json"
 

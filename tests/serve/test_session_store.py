@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from google.adk.agents import LlmAgent
 
 from troupe import Assistant, Config, ConfigError, build_agent_tree, builtin_tools
 from troupe.sessions import (
@@ -22,7 +23,7 @@ from troupe.sessions import (
 from troupe.settings import load_settings
 
 
-def _tree(workspace: Path, data: Path) -> object:
+def _tree(workspace: Path, data: Path) -> LlmAgent:
     return build_agent_tree(
         Config(tools=builtin_tools(workspace=workspace, data_dir=data), model="offline")
     )

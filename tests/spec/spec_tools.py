@@ -1,12 +1,32 @@
-"""Operator tools shared by the spec tests.
+"""Operator tools and small agent accessors shared by the spec tests.
 
-Defined here rather than taken from troupe's built-ins, so that the routing
-tests do not change when built-in tools are added.
+The tools are defined here rather than taken from troupe's built-ins, so that
+the routing tests do not change when built-in tools are added.
 """
 
 from __future__ import annotations
 
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.tools.base_tool import BaseTool
+
 import troupe
+
+
+def instruction_of(agent: BaseAgent) -> str:
+    """The instruction troupe wrote for ``agent``, which is always a plain string."""
+    assert isinstance(agent, LlmAgent), agent.name
+    assert isinstance(agent.instruction, str), agent.name
+    return agent.instruction
+
+
+def tool_names(agent: BaseAgent) -> list[str]:
+    """The names of ``agent``'s tools in order; troupe gives agents ADK ``BaseTool`` objects."""
+    assert isinstance(agent, LlmAgent), agent.name
+    names = []
+    for tool in agent.tools:
+        assert isinstance(tool, BaseTool), tool
+        names.append(tool.name)
+    return names
 
 
 def exec_shell(command: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
-from spec_tools import OPERATOR_TOOLS
+from spec_tools import OPERATOR_TOOLS, instruction_of
 
 import troupe
 from troupe.testing import simplify
@@ -87,7 +87,7 @@ def test_executor_description_uses_capabilities_not_raw_tool_names() -> None:
 def test_duplicate_capabilities_are_deduplicated_in_the_description() -> None:
     root = classic_tree(["exec_shell", "exec_run"])
     description = sub_agent(root, "executor").description
-    executor_entry = routing_blocks(root.instruction)["executor"]
+    executor_entry = routing_blocks(instruction_of(root))["executor"]
 
     assert description.count("command execution") == 1
     assert executor_entry.count("command execution") == 1
@@ -127,12 +127,12 @@ async def test_agent_name_exactness_orchestrator_transfers_to_executor_not_an_ab
 
     assert targets == ["executor"]
     # The instruction gives the model no abbreviation to copy.
-    assert not mentions(root.instruction, "exec")
-    assert not mentions(root.instruction, "browser")
+    assert not mentions(instruction_of(root), "exec")
+    assert not mentions(instruction_of(root), "browser")
 
 
 def test_delegation_rules_by_sub_agent_role_name_each_classic_agent_with_its_role() -> None:
-    blocks = routing_blocks(classic_tree().instruction)
+    blocks = routing_blocks(instruction_of(classic_tree()))
 
     assert list(blocks) == ["executor", "researcher", "planner", "memory_manager"]
     assert "actions" in blocks["executor"]
@@ -144,7 +144,7 @@ def test_delegation_rules_by_sub_agent_role_name_each_classic_agent_with_its_rol
 
 def test_invalid_agent_name_prevention_contains_never_invent_or_abbreviate_agent_names() -> None:
     root = classic_tree(["exec_shell", "search_web"])
-    instruction = root.instruction
+    instruction = instruction_of(root)
 
     assert "NEVER invent or abbreviate agent names" in instruction
     registered = [agent.name for agent in root.sub_agents]
@@ -155,7 +155,7 @@ def test_invalid_agent_name_prevention_contains_never_invent_or_abbreviate_agent
 
 
 def test_orchestrator_instruction_avoids_words_that_look_like_agent_names() -> None:
-    instruction = classic_tree().instruction
+    instruction = instruction_of(classic_tree())
 
     # browser_ and exec are tool prefixes a model turns into "browser_agent" or "exec".
     for word in ("browser", "browser_agent", "exec", "crypto", "rag"):
@@ -164,7 +164,7 @@ def test_orchestrator_instruction_avoids_words_that_look_like_agent_names() -> N
 
 def test_sub_agent_descriptions_use_capabilities_not_tool_names() -> None:
     root = classic_tree()
-    blocks = routing_blocks(root.instruction)
+    blocks = routing_blocks(instruction_of(root))
 
     assert "command execution, file operations" in blocks["executor"]
     for name, block in blocks.items():
@@ -174,4 +174,4 @@ def test_sub_agent_descriptions_use_capabilities_not_tool_names() -> None:
         for tool_name in CLASSIC_TOOL_NAMES:
             assert tool_name not in block
     for tool_name in CLASSIC_TOOL_NAMES:
-        assert tool_name not in root.instruction
+        assert tool_name not in instruction_of(root)

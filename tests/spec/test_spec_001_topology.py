@@ -13,7 +13,7 @@ from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
-from spec_tools import OPERATOR_TOOLS
+from spec_tools import OPERATOR_TOOLS, instruction_of, tool_names
 
 import troupe
 from troupe.testing import simplify
@@ -110,7 +110,7 @@ def test_orchestrator_has_no_direct_tools_and_each_tool_is_adapted_exactly_once(
     assert root.tools == []
     assert calls == Counter(ALL_ROUTED)
     for role, expected in TOOLS_BY_ROLE.items():
-        assert [tool.name for tool in sub_agent(root, role).tools] == expected
+        assert tool_names(sub_agent(root, role)) == expected
 
 
 def test_single_agent_fallback_creates_one_flat_agent_with_all_tools() -> None:
@@ -118,7 +118,7 @@ def test_single_agent_fallback_creates_one_flat_agent_with_all_tools() -> None:
     root = default_tree(names, multi_agent=False)
 
     assert root.sub_agents == []
-    assert sorted(tool.name for tool in root.tools) == sorted(names)
+    assert sorted(tool_names(root)) == sorted(names)
 
 
 # Requirement: Tool partitioning by prefix
@@ -167,7 +167,7 @@ def test_unmatched_tools_tracked_separately_and_not_assigned_to_any_sub_agent() 
 
     assert names_of(result.unmatched) == ["weather_lookup"]
     assert all("weather_lookup" not in names_of(tools) for tools in result.by_agent.values())
-    held = [tool.name for agent in root.sub_agents for tool in agent.tools]
+    held = [name for agent in root.sub_agents for name in tool_names(agent)]
     assert held == ["exec_shell"]
 
 
@@ -239,7 +239,7 @@ def test_duplicate_capabilities_are_deduplicated() -> None:
     root = default_tree(["exec_shell", "exec_run"])
 
     assert sub_agent(root, "operator").description.count("command execution") == 1
-    assert routing_blocks(root.instruction)["operator"].count("command execution") == 1
+    assert routing_blocks(instruction_of(root))["operator"].count("command execution") == 1
 
 
 def test_capability_map_has_entries_for_secrets_create_skill_and_list_skills() -> None:
@@ -260,12 +260,12 @@ async def test_agent_name_exactness_orchestrator_transfers_to_operator_not_an_ab
 
     assert [name for _, kind, name in steps if kind == "transfer"] == ["operator"]
     assert ("operator", "tool_call", "exec_shell") in steps
-    assert not mentions(root.instruction, "exec")
-    assert not mentions(root.instruction, "browser")
+    assert not mentions(instruction_of(root), "exec")
+    assert not mentions(instruction_of(root), "browser")
 
 
 def test_invalid_agent_name_prevention_contains_never_invent_or_abbreviate_agent_names() -> None:
-    instruction = default_tree(ALL_ROUTED).instruction
+    instruction = instruction_of(default_tree(ALL_ROUTED))
 
     assert "NEVER invent or abbreviate agent names" in instruction
     assert "The only valid agent names are: " + ", ".join(SIX_AGENTS) + "." in instruction
@@ -273,7 +273,7 @@ def test_invalid_agent_name_prevention_contains_never_invent_or_abbreviate_agent
 
 def test_sub_agent_descriptions_use_capabilities_not_tool_names() -> None:
     root = default_tree(ALL_ROUTED)
-    blocks = routing_blocks(root.instruction)
+    blocks = routing_blocks(instruction_of(root))
 
     assert list(blocks) == SIX_AGENTS
     for name, block in blocks.items():

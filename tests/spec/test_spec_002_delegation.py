@@ -18,7 +18,7 @@ from google.adk.agents.base_agent import BaseAgent
 from google.adk.events.event import Event
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
-from spec_tools import OPERATOR_TOOLS
+from spec_tools import OPERATOR_TOOLS, instruction_of, tool_names
 
 import troupe
 from troupe.testing import simplify
@@ -86,7 +86,7 @@ def test_orchestrator_has_no_direct_tools_and_each_tool_is_adapted_exactly_once(
 
     assert root.tools == []
     assert calls == Counter(CLASSIC_TOOL_NAMES)
-    held = [tool.name for agent in root.sub_agents for tool in agent.tools]
+    held = [name for agent in root.sub_agents for name in tool_names(agent)]
     assert sorted(held) == sorted(CLASSIC_TOOL_NAMES)
 
 
@@ -95,7 +95,7 @@ def test_single_agent_fallback_creates_one_flat_agent_with_all_tools() -> None:
     root = classic_tree(names, multi_agent=False)
 
     assert root.sub_agents == []
-    assert sorted(tool.name for tool in root.tools) == sorted(names)
+    assert sorted(tool_names(root)) == sorted(names)
 
 
 # Requirement: Orchestrator instruction guides delegation-only execution
@@ -117,7 +117,7 @@ async def test_tool_requiring_task_is_delegated_to_the_sub_agent_by_its_exact_re
 
 
 def test_delegation_rules_by_sub_agent_role_name_each_classic_agent_with_its_role() -> None:
-    instruction = classic_tree().instruction
+    instruction = instruction_of(classic_tree())
 
     assert "actions" in routing_block(instruction, "executor")
     assert "information" in routing_block(instruction, "researcher").lower()
@@ -128,7 +128,7 @@ def test_delegation_rules_by_sub_agent_role_name_each_classic_agent_with_its_rol
 
 def test_invalid_agent_name_prevention_text_and_only_registered_names_are_listed() -> None:
     # Only executor and planner exist here: researcher and memory_manager own no tools.
-    instruction = classic_tree(["exec_shell"]).instruction
+    instruction = instruction_of(classic_tree(["exec_shell"]))
 
     # 002 asks for "NEVER invent agent names"; 000 overrides it with the longer
     # "NEVER invent or abbreviate agent names", which is what is checked here.
@@ -152,7 +152,7 @@ async def test_simple_greeting_is_answered_by_the_orchestrator_without_delegatio
 
 
 def test_short_circuit_rule_tells_orchestrator_to_answer_simple_queries_directly() -> None:
-    instruction = classic_tree().instruction
+    instruction = instruction_of(classic_tree())
 
     rules = instruction.split("## Delegation rules", 1)[1]
     assert "Answer greetings, opinions and general-knowledge questions yourself" in rules
@@ -180,15 +180,15 @@ def test_config_has_max_delegation_rounds_field_defaulting_to_zero() -> None:
 
 
 def test_default_max_rounds_of_5_is_used_when_max_delegation_rounds_is_zero_or_unset() -> None:
-    unset = classic_tree().instruction
-    zero = classic_tree(max_delegation_rounds=0).instruction
+    unset = instruction_of(classic_tree())
+    zero = instruction_of(classic_tree(max_delegation_rounds=0))
 
     for instruction in (unset, zero):
         assert "at most 5 delegation rounds" in instruction
 
 
 def test_configured_max_delegation_rounds_appears_in_the_orchestrator_prompt() -> None:
-    instruction = classic_tree(max_delegation_rounds=3).instruction
+    instruction = instruction_of(classic_tree(max_delegation_rounds=3))
 
     assert "at most 3 delegation rounds" in instruction
     assert "at most 5 delegation rounds" not in instruction
@@ -201,7 +201,7 @@ def sub_agent_instruction(agent: str) -> str:
     root = classic_tree()
     found = [a for a in root.sub_agents if a.name == agent]
     assert found, f"{agent} was not created"
-    return str(found[0].instruction)
+    return instruction_of(found[0])
 
 
 def test_executor_result_reporting_guides_it_to_provide_results_clearly() -> None:

@@ -19,7 +19,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import PrivateAttr
-from spec_tools import OPERATOR_TOOLS
+from spec_tools import OPERATOR_TOOLS, instruction_of, tool_names
 from typing_extensions import override
 
 import troupe
@@ -82,8 +82,8 @@ def test_agent_spec_registry_adding_an_agent_is_a_data_change() -> None:
     assert [agent.name for agent in root.sub_agents] == ["operator", "planner", "scribe"]
     scribe_agent = root.sub_agents[-1]
     assert isinstance(scribe_agent, LlmAgent)
-    assert [tool.name for tool in scribe_agent.tools] == ["note_add"]
-    assert "- Keywords: note" in routing_blocks(root.instruction)["scribe"]
+    assert tool_names(scribe_agent) == ["note_add"]
+    assert "- Keywords: note" in routing_blocks(instruction_of(root))["scribe"]
 
 
 # Decision 2: six-agent topology split from the classic executor
@@ -151,8 +151,8 @@ def test_unmatched_bucket_does_not_default_unmatched_tools_to_operator() -> None
 
 
 def test_unmatched_bucket_is_mentioned_in_the_orchestrator_prompt() -> None:
-    with_unmatched = tree(["exec_shell", "weather_lookup"]).instruction
-    without = tree(["exec_shell"]).instruction
+    with_unmatched = instruction_of(tree(["exec_shell", "weather_lookup"]))
+    without = instruction_of(tree(["exec_shell"]))
 
     assert "## Tools no agent owns" in with_unmatched
     assert "Performs weather lookup" in with_unmatched
@@ -164,7 +164,7 @@ def test_unmatched_bucket_is_mentioned_in_the_orchestrator_prompt() -> None:
 
 def test_routing_table_has_keywords_accepts_returns_and_cannot_do_for_each_agent() -> None:
     root = tree(["exec_shell", "browser_open", "crypto_hash", "search_web", "memory_store"])
-    blocks = routing_blocks(root.instruction)
+    blocks = routing_blocks(instruction_of(root))
 
     assert list(blocks) == SIX_AGENTS
     for name, block in blocks.items():
@@ -190,7 +190,7 @@ def test_reject_protocol_each_sub_agent_instruction_gives_the_reject_format() ->
 
 
 def test_reject_protocol_orchestrator_instruction_handles_rejections() -> None:
-    instruction = tree(["exec_shell"]).instruction
+    instruction = instruction_of(tree(["exec_shell"]))
 
     rejections = instruction.split("## Rejections", 1)[1].split("\n## ", 1)[0]
     assert "[REJECT]" in rejections
