@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import troupe
+from troupe.cli.app import app
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -73,3 +75,29 @@ def test_bad_timeout_is_refused_with_the_field_named(tmp_path: Path) -> None:
     path = _write(tmp_path, "turn_timeout_s: 0\n")
     with pytest.raises(troupe.ConfigError, match="turn_timeout_s"):
         troupe.load_config(path)
+
+
+def test_a_missing_workspace_fails_troupe_chat_with_the_path_and_the_fix(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+
+    result = CliRunner().invoke(app, ["chat", "--workspace", str(missing), "hello"])
+
+    text = " ".join(result.output.split())  # rich wraps long lines
+    assert result.exit_code == 2
+    assert "nowhere' does not exist" in text and "--workspace" in text
+    assert "Traceback" not in text
+
+
+def test_an_unusable_data_directory_fails_troupe_chat_before_the_turn_runs(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+
+    result = CliRunner().invoke(app, ["chat", "--data-dir", str(blocker / "data"), "hello"])
+
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert "choose a writable data directory" in text
+    assert "Hello" not in text  # the turn never ran
+    assert "Traceback" not in text

@@ -53,3 +53,17 @@ def test_delete_asks_first(tmp_path: Path) -> None:
     gone = runner.invoke(app, ["secrets", "delete", "OLD", "--yes", "--data-dir", str(tmp_path)])
     assert gone.exit_code == 0
     assert not SecretStore(tmp_path).exists("OLD")
+
+
+def test_deleting_a_secret_that_does_not_exist_names_the_stored_ones_without_asking(
+    tmp_path: Path,
+) -> None:
+    SecretStore(tmp_path).set("KEPT", "v")
+
+    result = CliRunner().invoke(app, ["secrets", "delete", "NOPE", "--data-dir", str(tmp_path)])
+
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert "no secret named 'NOPE'" in text and "KEPT" in text
+    assert "Delete secret" not in text
+    assert SecretStore(tmp_path).exists("KEPT")

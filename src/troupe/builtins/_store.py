@@ -86,6 +86,11 @@ class Store:
             raise self._explain(exc) from None
         return conn
 
+    def open(self) -> None:
+        """Create the file and its schema now, so a bad location fails before any work."""
+        with self.read():
+            pass
+
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A connection for queries; errors become :class:`StoreError`."""

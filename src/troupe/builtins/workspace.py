@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
+
 
 class PathOutsideWorkspace(ValueError):
     """A path that resolves outside the workspace."""
@@ -16,6 +18,12 @@ class Workspace:
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = Path(root or os.getcwd()).expanduser().resolve()
+        if not self.root.is_dir():
+            what = "is not a directory" if self.root.exists() else "does not exist"
+            raise ConfigError(
+                f"The workspace {str(self.root)!r} {what}; create it, or choose another "
+                "directory with --workspace or `workspace:` in the config file."
+            )
 
     def resolve(self, path: str) -> Path:
         """The absolute path of ``path`` (relative to the root), if inside the root.

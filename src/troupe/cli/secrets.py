@@ -89,11 +89,15 @@ def delete_secret(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Delete a secret (asks first unless --yes)."""
-    if not yes and not typer.confirm(f"Delete secret {name}?", default=False):
-        console.print("kept")
-        raise typer.Exit(code=1)
     try:
-        _vault(data_dir).delete(name)
+        vault = _vault(data_dir)
+        # Asking to confirm the deletion of a secret that is not there helps nobody.
+        if not vault.exists(name):
+            vault.delete(name)  # raises, naming the secrets that are stored
+        if not yes and not typer.confirm(f"Delete secret {name}?", default=False):
+            console.print("kept")
+            raise typer.Exit(code=1)
+        vault.delete(name)
     except TroupeError as exc:
         raise _fail(str(exc)) from None
     console.print(f"deleted {name}")

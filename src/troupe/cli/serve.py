@@ -1,6 +1,7 @@
 """``troupe serve``: ADK's API server, web UI and A2A endpoint over troupe's tree."""
 
 import os
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +18,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def serve(
         host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
-        port: Annotated[int, typer.Option("--port", "-p", help="Port to bind.")] = 8000,
+        port: Annotated[
+            int, typer.Option("--port", "-p", min=0, max=65535, help="Port to bind (0: any free).")
+        ] = 8000,
         web: Annotated[bool, typer.Option("--web", help="Also serve ADK's dev UI.")] = False,
         a2a: Annotated[
             bool, typer.Option("--a2a", help="Also expose the team as an A2A agent at /a2a.")
@@ -82,7 +85,7 @@ def run_server(
     os.environ.setdefault("ADK_SUPPRESS_A2A_EXPERIMENTAL_FEATURE_WARNINGS", "1")
     import uvicorn
 
-    from ..errors import TroupeError
+    from ..errors import ConfigError, TroupeError
     from ..sessions import redact
     from ..settings import load_settings
     from .app import _fail, _quiet_logs, console
@@ -105,6 +108,8 @@ def run_server(
         api = build_app(settings, options)
     except TroupeError as exc:
         raise _fail(exc) from None
+    if (problem := _bind_problem(host, port)) is not None:
+        raise _fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
     base = options.base_url
     console.print(f"[bold]troupe[/] serving on [cyan]{base}[/] (app 'troupe')")
     console.print(f"  sessions: {redact(settings.session_store)}")
@@ -125,3 +130,25 @@ def run_server(
         # sent on a connection the server is closing at that moment.
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
+
+
+def _bind_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on, and the fix; None when it can.
+
+    The socket is bound and released at once, so the check leaves the port free.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"the host does not resolve ({exc.strerror}); use an address such as 127.0.0.1"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return (
+                f"{exc.strerror or exc}; stop what is using it or choose another "
+                "address with --host / --port"
+            )
+    return None

@@ -82,6 +82,7 @@ class ChatSession:
         from ..runtime.tracing import TraceStore
 
         traces = TraceStore(settings.data_dir / "traces.db")
+        traces.open()  # a data directory that cannot hold it fails before the turn runs
         assistant = Assistant(root, service, trace_store=traces)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy)

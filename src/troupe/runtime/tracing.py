@@ -183,6 +183,10 @@ class TraceStore:
     def __init__(self, path: str | Path) -> None:
         self.store = Store(path, schema=_SCHEMA)
 
+    def open(self) -> None:
+        """Create ``traces.db`` now; a location that cannot hold it raises StoreError."""
+        self.store.open()
+
     def add(self, trace: Trace) -> None:
         with self.store.write() as conn:
             conn.execute(
