@@ -101,3 +101,11 @@ def test_an_unusable_data_directory_fails_troupe_chat_before_the_turn_runs(
     assert "choose a writable data directory" in text
     assert "Hello" not in text  # the turn never ran
     assert "Traceback" not in text
+
+
+def test_an_empty_message_fails_troupe_chat_with_a_clear_error() -> None:
+    result = CliRunner().invoke(app, ["chat", "  "])
+
+    assert result.exit_code == 2
+    assert "The message is empty" in result.output
+    assert "Traceback" not in result.output

@@ -117,3 +117,18 @@ def test_non_tool_entries_raise_config_error_pointing_to_from_function() -> None
 
 def test_config_error_is_a_troupe_error() -> None:
     assert issubclass(troupe.ConfigError, troupe.TroupeError)
+
+
+def test_a_tool_whose_func_is_not_callable_is_named_with_the_fix() -> None:
+    broken = troupe.Tool(name="fs_stat", description="Stat a file.", func=None)  # type: ignore[arg-type]
+
+    with pytest.raises(troupe.ConfigError) as caught:
+        troupe.partition_tools([make_tool("fs_read"), broken])
+
+    assert "'fs_stat' (func=None)" in str(caught.value)
+    assert "pass the function itself" in str(caught.value)
+
+
+def test_a_string_instead_of_a_tool_list_is_refused_as_a_whole() -> None:
+    with pytest.raises(troupe.ConfigError, match="not the string 'fs_read'"):
+        troupe.partition_tools("fs_read")  # type: ignore[arg-type]

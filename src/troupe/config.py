@@ -71,6 +71,46 @@ class Config:
     extra: dict[str, Any] = field(default_factory=dict)
     """Settings read from a config file that later features use."""
 
+    def __post_init__(self) -> None:
+        problems = [
+            problem
+            for problem in (_number_problem(self, name, low) for name, low in _LIMITS)
+            if problem
+        ]
+        if self.turn_timeout_s is not None:
+            problem = _number_problem(self, "turn_timeout_s", 0.0, above=True)
+            problems.append(f"{problem} (None means no limit)" if problem else "")
+        if isinstance(self.tools, str | bytes):
+            problems.append(
+                f"tools must be a list of troupe.Tool objects, not the string {self.tools!r}"
+            )
+        problems = [p for p in problems if p]
+        if problems:
+            raise ConfigError("Invalid Config: " + "; ".join(problems) + ".")
+
+
+# Numeric Config fields and the smallest value each accepts.
+_LIMITS: tuple[tuple[str, float], ...] = (
+    ("max_delegation_rounds", 0),
+    ("max_model_calls", 1),
+    ("max_repeated_calls", 2),
+    ("model_retries", 0),
+    ("retry_base_delay", 0.0),
+)
+
+
+def _number_problem(config: Config, name: str, low: float, *, above: bool = False) -> str | None:
+    """What is wrong with the number ``config.<name>``, or None."""
+    value = getattr(config, name)
+    kind = float if isinstance(low, float) else int
+    if isinstance(value, bool) or not isinstance(value, int | float if kind is float else int):
+        return f"{name} must be {'a number' if kind is float else 'a whole number'}, not {value!r}"
+    if above and value <= low:
+        return f"{name} must be greater than {low:g}, not {value!r}"
+    if not above and value < low:
+        return f"{name} must be {low:g} or more, not {value!r}"
+    return None
+
 
 class _AgentSection(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

@@ -56,6 +56,10 @@ def is_valid_tool_name(name: object) -> bool:
 
 def validate_tools(tools: Iterable[Tool]) -> list[Tool]:
     """Check names and uniqueness; raise one ConfigError naming every offender."""
+    if isinstance(tools, str | bytes):
+        raise ConfigError(
+            f"Invalid tools: expected a list of troupe.Tool objects, not the string {tools!r}."
+        )
     tool_list = list(tools)
     problems: list[str] = []
     not_tools = [repr(t) for t in tool_list if not isinstance(t, Tool)]
@@ -66,6 +70,13 @@ def validate_tools(tools: Iterable[Tool]) -> list[Tool]:
             + " (wrap functions with Tool.from_function)"
         )
     real = [t for t in tool_list if isinstance(t, Tool)]
+    uncallable = [f"{t.name!r} (func={t.func!r})" for t in real if not callable(t.func)]
+    if uncallable:
+        problems.append(
+            "tools whose func is not callable: "
+            + ", ".join(uncallable)
+            + " (pass the function itself, e.g. func=read_file)"
+        )
     bad = [t.name for t in real if not is_valid_tool_name(t.name)]
     if bad:
         problems.append(

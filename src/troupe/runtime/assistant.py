@@ -27,7 +27,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
-from ..errors import UnknownAgentError
+from ..errors import ConfigError, UnknownAgentError
 from ..routing.instructions import REJECT_MARKER
 from ..tool_results import readable_result
 from .guards import Guards, TurnRecord, stop_message
@@ -227,6 +227,7 @@ class Assistant:
         With guards on, rejections are re-routed, empty turns nudged, and a
         turn that outlives its time limit ends with a message.
         """
+        _check_message(session_id, text)
         await self.ensure_session(session_id)
         guards = self.guards
         turn = guards.begin_turn(session_id) if guards is not None else None
@@ -372,6 +373,24 @@ class Assistant:
         """Send ``text`` and return the user-visible reply."""
         chunks = [visible_text(event) async for event in self.run(session_id, text)]
         return "\n".join(chunk for chunk in chunks if chunk)
+
+
+def _check_message(session_id: object, text: object) -> None:
+    """Refuse a session id or message that cannot start a turn, naming the value."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ConfigError(
+            f"session_id must be a non-empty string, not {session_id!r}; "
+            "use any stable id for the conversation, e.g. 'default'."
+        )
+    if isinstance(text, types.Content):
+        return
+    if not isinstance(text, str):
+        raise ConfigError(
+            f"The message must be text (or a google.genai Content), not {type(text).__name__} "
+            f"{text!r}."
+        )
+    if not text.strip():
+        raise ConfigError("The message is empty; send the user's request as text.")
 
 
 class TurnTimeout(Exception):
