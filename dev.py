@@ -4,7 +4,8 @@
 Each task creates ``.venv`` when it is missing, installs troupe into it with
 the versions pinned in ``requirements.lock``, then runs. Only Python and pip
 are needed; the browser tests also need Debian's ``chromium``, which this
-script installs with apt-get when it runs as root.
+script installs with apt-get when it runs as root (for the demo too, whose
+navigator reads a local page).
 """
 
 from __future__ import annotations
@@ -45,30 +46,33 @@ def install(extra: str) -> None:
     stamp.write_text(digest.hexdigest())
 
 
-def ensure_chromium() -> None:
-    """Install Debian's chromium for the browser tests when it is missing."""
+def ensure_chromium(purpose: str) -> None:
+    """Install Debian's chromium for the navigator when it is missing (as root, with apt)."""
     if CHROMIUM.exists() or shutil.which("chromium"):
         return
     if shutil.which("apt-get") and os.geteuid() == 0:
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True, env=env)
-    else:
-        print(
-            "chromium is missing: install it (Debian: sudo apt-get install chromium); "
-            "the browser tests need it.",
-            file=sys.stderr,
-        )
+        try:
+            subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True, env=env)
+            return
+        except subprocess.CalledProcessError as exc:
+            print(f"apt-get could not install chromium (exit code {exc.returncode}).")
+    print(
+        f"chromium is missing: install it (Debian: sudo apt-get install chromium); {purpose}.",
+        file=sys.stderr,
+    )
 
 
 def main(argv: list[str]) -> int:
     task, rest = (argv[0], argv[1:]) if argv else ("help", [])
     if task == "demo":
         install("")
+        ensure_chromium("without it the demo runs without the navigator")
         return run(BIN / "troupe", "demo", *rest, check=False)
     if task == "test":
         install("dev")
-        ensure_chromium()
+        ensure_chromium("the browser tests need it")
         return run(BIN / "pytest", *rest, check=False)
     if task == "lint":
         install("dev")

@@ -39,7 +39,7 @@ LAUNCH_ARGS = (
 NAVIGATION_TIMEOUT_S = 20.0
 ACTION_TIMEOUT_S = 5.0
 INSTALL_HINT = (
-    'pip install "troupe[browser]" for Playwright, and the system Chromium '
+    "pip install playwright (a dependency of troupe), and the system Chromium "
     "(Debian/Ubuntu: apt-get install chromium)"
 )
 
