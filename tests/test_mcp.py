@@ -517,16 +517,10 @@ async def test_the_tools_option_keeps_only_the_named_server_tools() -> None:
     assert await list_tool_names(placement) == ["fs_word_count"]
 
 
-async def test_a_server_that_never_answers_is_reported_after_its_timeout() -> None:
-    # Reads its input and never answers, but ends when its input closes, so the
-    # short timeout here (below the MCP client's 2 s stop grace) leaves no process.
-    silent = McpServer(
-        name="silent",
-        command=sys.executable,
-        args=["-c", "import sys; sys.stdin.read()"],
-        prefix="fs_",
-        timeout=0.5,
-    )
+async def test_a_server_that_never_answers_is_reported_after_its_timeout_and_stopped() -> None:
+    # `sleep` neither answers nor ends when its input closes: the MCP client has
+    # to kill it, which takes longer than this timeout.
+    silent = McpServer(name="silent", command="sleep", args=["31.5"], prefix="fs_", timeout=0.5)
 
     started = time.monotonic()
     with pytest.raises(McpUnavailableError) as err:
@@ -534,5 +528,19 @@ async def test_a_server_that_never_answers_is_reported_after_its_timeout() -> No
 
     assert time.monotonic() - started < 10
     assert "MCP server 'silent' could not start: timed out after 0.5s" in str(err.value)
-    assert "starts an MCP server over stdio" in str(err.value)
-    assert "sys.stdin.read()" in str(err.value)
+    assert "check that `sleep 31.5` starts an MCP server over stdio" in str(err.value)
+    assert not _processes_running(["sleep", "31.5"])
+
+
+def _processes_running(argv: list[str]) -> list[int]:
+    """Process ids whose command line is exactly ``argv``."""
+    wanted = ("\0".join(argv) + "\0").encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() == wanted:
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # the process ended while we looked
+    return found

@@ -52,8 +52,9 @@ class McpServer:
     """Seconds to wait for the server to start, for each call, and for it to stop.
 
     Stopping a stdio server that ignores the end of its input takes the MCP
-    client about 2 s (a grace period, then a kill), so a timeout below 3 s can
-    leave such a server running after the toolset is closed."""
+    client about 2 s (a grace period, then a kill). ``troupe tree`` waits for
+    that whatever the timeout; a tree's toolsets closed with a timeout below
+    3 s may leave such a server to stop after the close returns."""
 
     def __post_init__(self) -> None:
         problem = _structure_problem(self)

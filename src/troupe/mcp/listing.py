@@ -23,6 +23,20 @@ LIST_TIMEOUT = 20.0
 """Seconds ``troupe tree`` waits for a server to list its tools."""
 
 
+STOP_GRACE = 5.0
+"""Seconds to let a server's stop finish after the toolset is closed. ADK's close
+waits only the server's own timeout, and the MCP client may need about 2 s (a
+grace period, then a kill) to stop a server that ignores the end of its input."""
+
+
+async def _let_the_server_stop(tasks: set[asyncio.Task[object]]) -> None:
+    """Wait (bounded) for the background tasks the toolset started, so that the
+    server process is stopped and reaped before the caller's event loop ends."""
+    pending = {task for task in tasks if not task.done()}
+    if pending:
+        await asyncio.wait(pending, timeout=STOP_GRACE)
+
+
 class McpUnavailableError(TroupeError):
     """An MCP server could not be started or did not list its tools."""
 
@@ -85,6 +99,7 @@ async def list_tool_names(placement: McpPlacement, *, timeout: float = LIST_TIME
     """
     server = placement.server
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog, _quiet_adk():
+        before = asyncio.all_tasks()
         toolset = build_toolset(placement, errlog=errlog)
         try:
             tools = await asyncio.wait_for(toolset.get_tools(), timeout=timeout)
@@ -96,6 +111,7 @@ async def list_tool_names(placement: McpPlacement, *, timeout: float = LIST_TIME
             return [tool.name for tool in tools]
         finally:
             await toolset.close()
+            await _let_the_server_stop(asyncio.all_tasks() - before - {asyncio.current_task()})
         stderr = _last_line(errlog)
     detail = f"{reason} (server said: {stderr})" if stderr else reason
     raise McpUnavailableError(
