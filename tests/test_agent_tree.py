@@ -11,29 +11,10 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
 
 import troupe
+from fakes.agents import OPERATOR_TOOLS, tool_names
 from troupe.testing import ScriptedModel, simplify
 
 SPECIFIED = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
-
-
-def exec_shell(command: str) -> dict[str, str]:
-    """Run a shell command and return its output."""
-    return {"output": f"ran {command}"}
-
-
-def fs_list(path: str = ".") -> dict[str, list[str]]:
-    """List the files in a directory."""
-    return {"entries": ["notes.txt"]}
-
-
-def fs_read(path: str) -> dict[str, str]:
-    """Read a text file."""
-    return {"content": f"contents of {path}"}
-
-
-# Operator tools defined here, not troupe's built-ins, so routing tests do not
-# change when built-in tools are added.
-OPERATOR_TOOLS = [troupe.Tool.from_function(f) for f in (exec_shell, fs_list, fs_read)]
 
 
 def tool(name: str) -> troupe.Tool:
@@ -47,10 +28,6 @@ def tool(name: str) -> troupe.Tool:
 def build(tool_names: list[str], **options: Any) -> LlmAgent:
     options.setdefault("model", "offline")
     return troupe.build_agent_tree(troupe.Config(tools=[tool(n) for n in tool_names], **options))
-
-
-def tool_names(agent: Any) -> list[str]:
-    return [t.name for t in agent.tools]
 
 
 def test_multi_agent_root_is_named_orchestrator_and_holds_no_tools() -> None:

@@ -10,6 +10,7 @@ import pytest
 from google.adk.agents import LlmAgent
 
 import troupe
+from fakes.agents import instruction_of
 
 EVERY_ROLE_TOOLS = [
     "exec_shell",
@@ -54,12 +55,6 @@ def tool(name: str) -> troupe.Tool:
 def build(tool_names: list[str], **options: Any) -> LlmAgent:
     config = troupe.Config(tools=[tool(n) for n in tool_names], model="offline", **options)
     return troupe.build_agent_tree(config)
-
-
-def instruction_of(agent: LlmAgent) -> str:
-    """The instruction troupe wrote for ``agent``, which is always a plain string."""
-    assert isinstance(agent.instruction, str), agent.name
-    return agent.instruction
 
 
 def section(instruction: str, heading: str) -> str:

@@ -12,9 +12,9 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
-from spec_tools import OPERATOR_TOOLS, instruction_of
 
 import troupe
+from fakes.agents import OPERATOR_TOOLS, instruction_of
 from troupe.testing import simplify
 
 CLASSIC_TOOL_NAMES = [

@@ -13,9 +13,9 @@ from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
-from spec_tools import OPERATOR_TOOLS, instruction_of, tool_names
 
 import troupe
+from fakes.agents import OPERATOR_TOOLS, instruction_of, tool_names
 from troupe.testing import simplify
 
 SIX_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]

@@ -19,10 +19,10 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import PrivateAttr
-from spec_tools import OPERATOR_TOOLS, instruction_of, tool_names
 from typing_extensions import override
 
 import troupe
+from fakes.agents import OPERATOR_TOOLS, instruction_of, tool_names
 from troupe.testing import declared_tools, simplify
 
 SIX_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]

@@ -1,4 +1,4 @@
-"""Operator tools and small agent accessors shared by the spec tests.
+"""Operator tools and small agent accessors shared by the tests of the built tree.
 
 The tools are defined here rather than taken from troupe's built-ins, so that
 the routing tests do not change when built-in tools are added.
