@@ -72,44 +72,55 @@ class Config:
     """Settings read from a config file that later features use."""
 
     def __post_init__(self) -> None:
-        problems = [
-            problem
-            for problem in (_number_problem(self, name, low) for name, low in _LIMITS)
-            if problem
-        ]
-        if self.turn_timeout_s is not None:
-            problem = _number_problem(self, "turn_timeout_s", 0.0, above=True)
-            problems.append(f"{problem} (None means no limit)" if problem else "")
+        problems = [p for limit in _LIMITS if (p := limit.problem(getattr(self, limit.field)))]
         if isinstance(self.tools, str | bytes):
             problems.append(
                 f"tools must be a list of troupe.Tool objects, not the string {self.tools!r}"
             )
-        problems = [p for p in problems if p]
         if problems:
             raise ConfigError("Invalid Config: " + "; ".join(problems) + ".")
 
 
-# Numeric Config fields and the smallest value each accepts.
-_LIMITS: tuple[tuple[str, float], ...] = (
-    ("max_delegation_rounds", 0),
-    ("max_model_calls", 1),
-    ("max_repeated_calls", 2),
-    ("model_retries", 0),
-    ("retry_base_delay", 0.0),
+@dataclass(frozen=True)
+class _Limit:
+    """The numbers one Config field accepts."""
+
+    field: str
+    low: float
+    whole: bool = True
+    """Only whole numbers (else any number)."""
+    above: bool = False
+    """Strictly greater than ``low`` (else ``low`` or more)."""
+    optional: bool = False
+    """None is accepted and means no limit."""
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with ``value`` for this field, or None."""
+        if value is None and self.optional:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (self.whole and not isinstance(value, int))
+        ):
+            found = f"{self.field} must be {'a whole number' if self.whole else 'a number'}"
+        elif self.above and value <= self.low:
+            found = f"{self.field} must be greater than {self.low:g}"
+        elif not self.above and value < self.low:
+            found = f"{self.field} must be {self.low:g} or more"
+        else:
+            return None
+        return f"{found}, not {value!r}" + (" (None means no limit)" if self.optional else "")
+
+
+_LIMITS = (
+    _Limit("max_delegation_rounds", 0),
+    _Limit("max_model_calls", 1),
+    _Limit("max_repeated_calls", 2),
+    _Limit("model_retries", 0),
+    _Limit("retry_base_delay", 0, whole=False),
+    _Limit("turn_timeout_s", 0, whole=False, above=True, optional=True),
 )
-
-
-def _number_problem(config: Config, name: str, low: float, *, above: bool = False) -> str | None:
-    """What is wrong with the number ``config.<name>``, or None."""
-    value = getattr(config, name)
-    kind = float if isinstance(low, float) else int
-    if isinstance(value, bool) or not isinstance(value, int | float if kind is float else int):
-        return f"{name} must be {'a number' if kind is float else 'a whole number'}, not {value!r}"
-    if above and value <= low:
-        return f"{name} must be greater than {low:g}, not {value!r}"
-    if not above and value < low:
-        return f"{name} must be {low:g} or more, not {value!r}"
-    return None
 
 
 class _AgentSection(BaseModel):
