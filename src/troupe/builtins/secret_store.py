@@ -183,6 +183,11 @@ class SecretStore:
                 conn.execute("SELECT 1 FROM secrets WHERE name = ?", (name,)).fetchone() is not None
             )
 
+    def require(self, name: str) -> None:
+        """Raise :class:`SecretNotFound`, naming the stored secrets, unless ``name`` is stored."""
+        if not self.exists(name):
+            raise SecretNotFound(self._missing(name))
+
     def names(self) -> list[str]:
         """The stored secrets' names, sorted."""
         with self.store.read() as conn:

@@ -91,9 +91,7 @@ def delete_secret(
     """Delete a secret (asks first unless --yes)."""
     try:
         vault = _vault(data_dir)
-        # Asking to confirm the deletion of a secret that is not there helps nobody.
-        if not vault.exists(name):
-            vault.delete(name)  # raises, naming the secrets that are stored
+        vault.require(name)  # no question about a secret that is not there
         if not yes and not typer.confirm(f"Delete secret {name}?", default=False):
             console.print("kept")
             raise typer.Exit(code=1)
