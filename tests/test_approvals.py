@@ -12,6 +12,7 @@ from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from troupe import Assistant, Config, ConfigError, Workspace, build_agent_tree, builtin_tools
 from troupe.builtins.operator import operator_tools
 from troupe.builtins.shell_policy import (
@@ -324,7 +325,7 @@ def test_cli_one_shot_denies_by_default_without_a_terminal(tmp_path: Path) -> No
 
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "out.txt").exists()
-    flat = " ".join(result.output.split())
+    flat = unwrapped(result.output)
     assert "fs_write not run" in flat
     assert "--approve ask" in flat
 
@@ -352,7 +353,7 @@ def test_cli_approve_ask_declines_on_no(tmp_path: Path) -> None:
 
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "out.txt").exists()
-    assert "the user declined to run fs_write" in " ".join(result.output.split())
+    assert "the user declined to run fs_write" in unwrapped(result.output)
 
 
 def test_cli_json_output_records_the_decision(tmp_path: Path) -> None:

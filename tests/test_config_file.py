@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import troupe
+from fakes.cli import unwrapped
 from troupe.cli.app import app
 
 
@@ -82,7 +83,7 @@ def test_a_missing_workspace_fails_troupe_chat_with_the_path_and_the_fix(tmp_pat
 
     result = CliRunner().invoke(app, ["chat", "--workspace", str(missing), "hello"])
 
-    text = " ".join(result.output.split())  # rich wraps long lines
+    text = unwrapped(result.output)
     assert result.exit_code == 2
     assert "nowhere' does not exist" in text and "--workspace" in text
     assert "Traceback" not in text
@@ -96,7 +97,7 @@ def test_an_unusable_data_directory_fails_troupe_chat_before_the_turn_runs(
 
     result = CliRunner().invoke(app, ["chat", "--data-dir", str(blocker / "data"), "hello"])
 
-    text = " ".join(result.output.split())
+    text = unwrapped(result.output)
     assert result.exit_code == 2
     assert "choose a writable data directory" in text
     assert "Hello" not in text  # the turn never ran

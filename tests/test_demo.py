@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from troupe.cli.app import app
 
 
 def test_the_demo_routes_every_message_and_reads_a_local_page_in_the_browser() -> None:
     result = CliRunner().invoke(app, ["demo"])
 
-    text = " ".join(result.output.split())  # rich wraps long lines
+    text = unwrapped(result.output)
     assert result.exit_code == 0, result.output
     assert "agents: operator, navigator, vault, librarian, planner, chronicler" in text
     for path in (

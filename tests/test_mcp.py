@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from troupe import (
     DEFAULT_TOPOLOGY,
     Assistant,
@@ -314,16 +314,7 @@ def _tree_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: list[
     )
     result = CliRunner().invoke(app, ["tree", "--config", str(config)])
     assert result.exit_code == 0, result.output
-    return _unwrapped(result.output)
-
-
-def _unwrapped(output: str) -> str:
-    """The tree's text with rich's guides and line wrapping taken out.
-
-    Rich wraps long lines to the terminal, and a long checkout path can push a
-    sentence across two lines whatever COLUMNS says.
-    """
-    return " ".join(re.sub(r"[│├└─]", " ", output).split())
+    return unwrapped(result.output)
 
 
 def _entry(name: str, **options: Any) -> dict[str, Any]:
@@ -453,7 +444,7 @@ def test_a_bad_entry_in_the_config_file_fails_troupe_tree_with_the_fix(tmp_path:
     result = CliRunner().invoke(app, ["tree", "--config", str(config)])
 
     assert result.exit_code == 2
-    assert "prefix 'files_' is not owned by any agent" in _unwrapped(result.output)
+    assert "prefix 'files_' is not owned by any agent" in unwrapped(result.output)
     assert "Traceback" not in result.output
 
 

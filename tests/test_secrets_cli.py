@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from troupe.builtins.secret_store import SecretStore
 from troupe.cli.app import app
 
@@ -62,7 +63,7 @@ def test_deleting_a_secret_that_does_not_exist_names_the_stored_ones_without_ask
 
     result = CliRunner().invoke(app, ["secrets", "delete", "NOPE", "--data-dir", str(tmp_path)])
 
-    text = " ".join(result.output.split())
+    text = unwrapped(result.output)
     assert result.exit_code == 2
     assert "no secret named 'NOPE'" in text and "KEPT" in text
     assert "Delete secret" not in text

@@ -11,6 +11,7 @@ import pytest
 from troupe_servers import ServerFactory
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from troupe.cli.app import app
 
 pytestmark = pytest.mark.serve
@@ -133,7 +134,7 @@ def dead_remote_config(tmp_path: Path, unused_port: int) -> Path:
 def test_tree_check_reports_an_unreachable_remote_agent(dead_remote_config: Path) -> None:
     result = CliRunner().invoke(app, ["tree", "--config", str(dead_remote_config), "--check"])
     assert result.exit_code == 1, result.output
-    flat = " ".join(result.output.split())
+    flat = unwrapped(result.output)
     assert "unreachable build_box" in flat
     assert "Local agents keep working" in flat
 

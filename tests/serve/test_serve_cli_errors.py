@@ -6,6 +6,7 @@ import socket
 
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from troupe.cli.app import app
 
 
@@ -17,7 +18,7 @@ def test_a_port_in_use_is_refused_with_the_address_and_the_fix() -> None:
 
         result = CliRunner().invoke(app, ["serve", "--port", str(port)])
 
-    text = " ".join(result.output.split())  # rich wraps long lines
+    text = unwrapped(result.output)
     assert result.exit_code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in text and "--port" in text
     assert "serving on" not in text
@@ -34,6 +35,6 @@ def test_a_port_out_of_range_is_refused_by_the_option() -> None:
 def test_a_host_that_does_not_resolve_is_refused() -> None:
     result = CliRunner().invoke(app, ["serve", "--host", "no-such-host.invalid"])
 
-    text = " ".join(result.output.split())
+    text = unwrapped(result.output)
     assert result.exit_code == 2
     assert "no-such-host.invalid" in text and "127.0.0.1" in text

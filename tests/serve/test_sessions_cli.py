@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from troupe.cli.app import app
 
 
@@ -56,7 +57,7 @@ def test_sessions_show_prints_who_said_what_with_transfers_and_tool_calls(
     _chat(cli, workspace, session, "list the files here")
     result = cli.invoke(app, ["sessions", "show", session])
     assert result.exit_code == 0, result.output
-    text = " ".join(result.stdout.split())
+    text = unwrapped(result.stdout)
     assert "you: list the files here" in text
     assert "orchestrator → transfers to operator" in text
     assert "operator calls fs_list" in text
