@@ -10,7 +10,7 @@ from typing import Any
 from .builtins import builtin_tools
 from .builtins.operator import DEFAULT_TIMEOUT_S
 from .builtins.shell_policy import DEFAULT_DENY_COMMANDS
-from .config import Config, ConfigFile, merged_agent_options, read_config_file
+from .config import Config, ConfigFile, ShellSection, merged_agent_options, read_config_file
 from .remote import build_remote_agents
 from .sessions import SESSION_STORE_ENV, default_session_store
 from .tools import Tool
@@ -118,9 +118,7 @@ def load_config(path: str | Path, *, workspace: str | Path | None = None) -> Con
 
 def _builtins(workspace: Path, data_dir: Path, parsed: ConfigFile | None) -> list[Tool]:
     """The built-in tools, with the file's ``shell`` section applied."""
-    if parsed is None:
-        return builtin_tools(workspace=workspace, data_dir=data_dir)
-    shell = parsed.shell
+    shell = parsed.shell if parsed is not None else ShellSection()
     return builtin_tools(
         workspace=workspace,
         data_dir=data_dir,
