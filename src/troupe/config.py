@@ -141,7 +141,10 @@ class ShellSection(BaseModel):
     )
     pass_env: list[str] = Field(
         default_factory=list,
-        description="Credential-like variables of troupe's environment that commands may see.",
+        description="Variables of troupe's environment that commands may see (none by default).",
+    )
+    network: bool = Field(
+        default=False, description="Let approved commands reach the network (default: off)."
     )
     timeout_s: float | None = Field(
         default=None, gt=0, description="Seconds a command may run (default 30)."

@@ -125,6 +125,7 @@ def _builtins(workspace: Path, data_dir: Path, parsed: ConfigFile | None) -> lis
         deny_commands=[*DEFAULT_DENY_COMMANDS, *shell.deny_commands],
         pass_env=shell.pass_env,
         shell_timeout_s=shell.timeout_s or DEFAULT_TIMEOUT_S,
+        shell_network=shell.network,
     )
 
 
