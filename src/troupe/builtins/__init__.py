@@ -36,8 +36,8 @@ def builtin_tools(
     ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`);
     their commands run in a bubblewrap jail without network unless ``shell_network``.
     """
-    ws = Workspace(workspace)
     data = resolve_data_dir(data_dir)
+    ws = Workspace(workspace, private=[data])
     knowledge = KnowledgeStore(data / "knowledge.db")
     secrets = SecretStore(data)
     tools = [
