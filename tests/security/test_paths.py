@@ -12,7 +12,7 @@ import pytest
 
 from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import call_tool, everything_shown
-from troupe import Tool
+from troupe import Tool, builtin_tools
 from troupe.builtins import KnowledgeStore, MemoryStore, SecretStore
 from troupe.builtins._vault_key import load_master_key
 from troupe.runtime.approvals import ApprovalPolicy
@@ -157,3 +157,18 @@ def test_fifty_processes_starting_at_once_share_one_key(
     assert [detail for status, detail in results if status != "ok"] == []
     assert len({detail for _, detail in results}) == 1
     assert sorted(p.name for p in data.iterdir()) == ["secret.key"]
+
+
+async def test_when_the_workspace_is_the_data_directory_troupes_files_stay_out_of_reach(
+    workspace: Path, policy: ApprovalPolicy
+) -> None:
+    SecretStore(workspace).set("deploy", SECRET_TEXT)
+    key = (workspace / "secret.key").read_text(encoding="utf-8").strip()
+    tools = builtin_tools(workspace=workspace, data_dir=workspace)
+
+    read = await call_tool(tools, "fs_read", {"path": "secret.key"}, policy=policy)
+    shell = await call_tool(tools, "exec_shell", {"command": "cat secret.key"}, policy=policy)
+    notes = await call_tool(tools, "fs_read", {"path": "notes.txt"}, policy=policy)
+
+    assert key not in everything_shown(read) + everything_shown(shell)
+    assert notes.response["content"] == "ordinary notes\n"

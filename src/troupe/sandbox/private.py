@@ -68,3 +68,20 @@ def publish_once(path: Path, content: bytes) -> bool:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
     return True
+
+
+TROUPE_FILES = ("secret.key", "vault.db", "knowledge.db", "memory.db", "sessions.db", "traces.db")
+"""What troupe keeps directly in its data directory (SQLite adds -wal, -shm, -journal)."""
+_SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def protected_paths(data_dir: Path, workspace: Path) -> list[Path]:
+    """What no tool may touch: the whole data directory, or, when the data
+    directory holds the workspace itself (``--data-dir .``), troupe's own files in it."""
+    data = data_dir.expanduser().resolve()
+    root = workspace.expanduser().resolve()
+    if data != root and data not in root.parents:
+        return [data]
+    return [data / f"{name}{suffix}" for name in TROUPE_FILES for suffix in _SQLITE_SUFFIXES] + [
+        data / "evals"
+    ]
