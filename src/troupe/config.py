@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from google.adk.agents.base_agent import BaseAgent
@@ -22,6 +23,22 @@ from .tools import Tool
 from .topology import Topology
 
 ToolAdapter = Callable[[Tool], BaseTool]
+ROUTER_MODES = ("auto", "off")
+ROUTER_ENV = "TROUPE_ROUTER"
+
+
+def router_mode(config: Config) -> str:
+    """The router mode in force for ``config``: its own, else ``TROUPE_ROUTER``, else auto.
+
+    Raises:
+        ConfigError: when ``TROUPE_ROUTER`` holds another value.
+    """
+    if config.router is not None:
+        return config.router
+    value = os.environ.get(ROUTER_ENV, "").strip().lower() or "auto"
+    if value not in ROUTER_MODES:
+        raise ConfigError(f"{ROUTER_ENV}={value!r} is not a router mode; use auto or off.")
+    return value
 
 
 @dataclass(kw_only=True)
@@ -68,6 +85,12 @@ class Config:
     """Model used when the primary still fails after its retries."""
     turn_timeout_s: float | None = 300.0
     """Seconds one user message may take; then the turn ends with a clear message."""
+    router: str | None = None
+    """``auto``: the fast-path router transfers confident requests without an
+    orchestrator model call; ``off``: every turn goes through the model. None
+    reads ``TROUPE_ROUTER``, else ``auto``."""
+    router_threshold: float | None = None
+    """Lead the router's best agent needs over the runner-up (None: the default)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Settings read from a config file that later features use."""
 
@@ -76,6 +99,14 @@ class Config:
         if isinstance(self.tools, str | bytes):
             problems.append(
                 f"tools must be a list of troupe.Tool objects, not the string {self.tools!r}"
+            )
+        if self.router is not None and self.router not in ROUTER_MODES:
+            problems.append(f"router must be 'auto' or 'off', not {self.router!r}")
+        if self.router_threshold is not None and not (
+            isinstance(self.router_threshold, int | float) and 0 <= self.router_threshold <= 1
+        ):
+            problems.append(
+                f"router_threshold must be a number from 0 to 1, not {self.router_threshold!r}"
             )
         if problems:
             raise ConfigError("Invalid Config: " + "; ".join(problems) + ".")
@@ -160,6 +191,20 @@ class ShellSection(BaseModel):
         return names
 
 
+class RouterSection(BaseModel):
+    """The ``router`` section of ``troupe.yaml`` (or just ``router: auto|off``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["auto", "off"] | None = Field(
+        default=None,
+        description="auto (the default): route confident requests without a model call.",
+    )
+    threshold: float | None = Field(
+        default=None, ge=0, le=1, description="Lead over the runner-up needed to route."
+    )
+
+
 class ConfigFile(BaseModel):
     """The schema of ``troupe.yaml``."""
 
@@ -207,6 +252,17 @@ class ConfigFile(BaseModel):
     shell: ShellSection = Field(
         default_factory=ShellSection, description="Deny list, environment and timeout of commands."
     )
+    router: RouterSection = Field(
+        default_factory=RouterSection, description="The fast-path router: auto or off."
+    )
+
+    @field_validator("router", mode="before")
+    @classmethod
+    def _router_mode(cls, value: Any) -> Any:
+        # YAML reads a bare off/on as a boolean.
+        if isinstance(value, bool):
+            return {"mode": "auto" if value else "off"}
+        return {"mode": value} if isinstance(value, str) else value
 
 
 def read_config_file(path: str | Path) -> ConfigFile:

@@ -133,4 +133,7 @@ def _runtime_options(parsed: ConfigFile | None) -> dict[str, Any]:
     if parsed is None:
         return {}
     keys = ("fallback_model", "model_retries", "turn_timeout_s", "transfer_repair", "guards")
-    return {key: getattr(parsed, key) for key in keys if getattr(parsed, key) is not None}
+    options = {key: getattr(parsed, key) for key in keys if getattr(parsed, key) is not None}
+    options["router"] = parsed.router.mode
+    options["router_threshold"] = parsed.router.threshold
+    return options

@@ -13,7 +13,16 @@ import typer
 from rich.console import Console
 
 from ..errors import TroupeError
-from .options import ConfigOpt, DataDirOpt, ModelOpt, SingleOpt, TopologyOpt, WorkspaceOpt
+from .options import (
+    ApiBaseOpt,
+    ConfigOpt,
+    DataDirOpt,
+    ModelOpt,
+    RouterOpt,
+    SingleOpt,
+    TopologyOpt,
+    WorkspaceOpt,
+)
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -140,6 +149,8 @@ def chat(
     ] = False,
     config: ConfigOpt = None,
     model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    router: RouterOpt = None,
     workspace: WorkspaceOpt = None,
     topology: TopologyOpt = None,
     single_agent: SingleOpt = False,
@@ -171,6 +182,8 @@ def chat(
             json_output=json_output,
             console=console,
             approve=approve,
+            api_base=api_base,
+            router=router,
         )
     except TroupeError as exc:
         raise _fail(exc) from None

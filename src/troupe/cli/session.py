@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -59,6 +59,8 @@ class ChatSession:
         json_output: bool,
         console: Console,
         approve: str | None = None,
+        api_base: str | None = None,
+        router: str | None = None,
     ) -> ChatSession:
         policy = (
             parse_policy(approve)
@@ -73,7 +75,12 @@ class ChatSession:
             data_dir=data_dir,
             multi_agent=False if single_agent else None,
         )
-        root = build_agent_tree(settings.config)
+        config = settings.config
+        if api_base is not None or router is not None:
+            config = replace(
+                config, api_base=api_base or config.api_base, router=router or config.router
+            )
+        root = build_agent_tree(config)
         service = None
         if persist:
             from ..sessions import open_session_store
