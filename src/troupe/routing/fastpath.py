@@ -30,8 +30,8 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
 
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
-from .instructions import RouteEntry
 from .encoder import Encoder
+from .instructions import RouteEntry
 from .router import AgentProfile, RouteDecision, Router
 
 logger = logging.getLogger("troupe.router")

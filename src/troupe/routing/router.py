@@ -132,7 +132,7 @@ _GREETING_WORDS = frozenset(
 _GREETING_MAX_WORDS = 7
 
 _CLAUSE_SPLIT = re.compile(
-    r"\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+"
+    r"\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,\s+"
     r"|,?\s+und\s+(?:dann\s+)?|,?\s+dann\s+|,?\s+y\s+(?:luego\s+)?|,?\s+luego\s+"
     r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+)?|,?\s+depois\s+)\s*",
     re.I,
@@ -409,6 +409,8 @@ class Router:
         if best.structure == 0 and best.lexical == 0 and question > best.nearest:
             # Closer to a general question than to any agent: no agent guessed.
             return RouteDecision("defer", None, lead, tuple(ranked), compound=compound)
-        if best.score < MIN_SCORE or lead < self.threshold:
+        # The meaning must agree: words or structure alone never carry a route.
+        disagree = self.encoder is not None and best.semantic < max(c.semantic for c in ranked)
+        if disagree or best.score < MIN_SCORE or lead < self.threshold:
             return RouteDecision("defer", best.name, lead, tuple(ranked), compound=compound)
         return RouteDecision("route", best.name, lead, tuple(ranked), compound=compound)
