@@ -117,20 +117,20 @@ def _run(
     router: str | None = None,
     threshold: float | None = None,
 ) -> dict[str, Any]:
-    from ..config import Config, read_config_file, router_mode
+    from ..config import Config, router_mode
     from ..evaluation.dataset import load_cases, spread
     from ..evaluation.report import build_report
     from ..evaluation.runner import build_eval_tree, evaluate_cases
     from ..models.resolve import model_label
-    from ..settings import CONFIG_ENV
+    from ..settings import CONFIG_ENV, read_config_file
 
     config_path = config or os.environ.get(CONFIG_ENV)
     if config_path:
         parsed = read_config_file(config_path)
         model = model or parsed.model
         api_base = api_base or parsed.api_base
-        router = router or parsed.router.mode
-        threshold = parsed.router.threshold if threshold is None else threshold
+        router = router or parsed.router
+        threshold = parsed.router_threshold if threshold is None else threshold
     cases = spread(load_cases(dataset), limit)
     root = build_eval_tree(model, api_base=api_base, router=router, router_threshold=threshold)
     label = model_label(root.model)

@@ -45,3 +45,10 @@ RouterOpt = Annotated[
         "model decides every one (default: the config file's, else auto).",
     ),
 ]
+
+
+def resolved_data_dir(config: Path | None, data_dir: Path | None) -> Path:
+    """The data directory every command uses: --data-dir > TROUPE_DATA_DIR > file > default."""
+    from ..settings import load_settings
+
+    return load_settings(config_path=config, data_dir=data_dir).data_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -74,13 +74,10 @@ class ChatSession:
             topology=topology,
             data_dir=data_dir,
             multi_agent=False if single_agent else None,
+            api_base=api_base,
+            router=router,
         )
-        config = settings.config
-        if api_base is not None or router is not None:
-            config = replace(
-                config, api_base=api_base or config.api_base, router=router or config.router
-            )
-        root = build_agent_tree(config)
+        root = build_agent_tree(settings.config)
         service = None
         if persist:
             from ..sessions import open_session_store
