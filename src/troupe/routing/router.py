@@ -104,6 +104,7 @@ _GREETING_WORDS = frozenset(
         "hey",
         "hiya",
         "howdy",
+        "yo",
         "greetings",
         "morning",
         "evening",
@@ -113,8 +114,11 @@ _GREETING_WORDS = frozenset(
         "cheers",
         "bye",
         "goodbye",
+        "appreciated",
         "hallo",
+        "servus",
         "danke",
+        "dank",
         "tschüss",
         "hola",
         "gracias",
@@ -123,12 +127,15 @@ _GREETING_WORDS = frozenset(
         "salut",
         "merci",
         "olá",
+        "ola",
+        "oi",
         "obrigado",
         "obrigada",
         "tchau",
         "ciao",
     ]
 )
+"""Words a greeting or thanks opens with (one of its first three words, a typo allowed)."""
 _GREETING_MAX_WORDS = 7
 
 _CLAUSE_SPLIT = re.compile(
@@ -143,6 +150,7 @@ _TOP_PHRASES = 3
 """An agent's semantic score is the mean of its three phrases closest to the request."""
 _CLAUSE_LEAD = 0.05
 _CLAUSE_MIN = 0.25
+_CLAUSE_CLEAR_LEAD = 0.15
 """A clause counts towards a compound request when its own best agent leads by this much."""
 
 
@@ -275,9 +283,9 @@ def structures_in(text: str) -> set[str]:
 def is_greeting_shaped(text: str) -> bool:
     """A short message that opens with a greeting or thanks word."""
     tokens = _tokens(text)
-    return 0 < len(tokens) <= _GREETING_MAX_WORDS and (
-        tokens[0] in _GREETING_WORDS or " ".join(tokens[:2]) in {"thank you", "good morning"}
-    )
+    if not 0 < len(tokens) <= _GREETING_MAX_WORDS:
+        return False
+    return any(_fuzzy_equal(t, w) for t in tokens[:3] for w in _GREETING_WORDS)
 
 
 def split_clauses(text: str) -> list[str]:
@@ -385,13 +393,24 @@ class Router:
             owners = set()
             for j, part in enumerate(parts if len(parts) > 1 else ()):
                 top = self._candidates(part, semantic[offset + j], nearest[offset + j])
-                if top[0].score >= _CLAUSE_MIN and top[0].score - top[1].score >= _CLAUSE_LEAD:
+                if self._owns_clause(top):
                     owners.add(top[0].name)
             offset += len(parts)
             decisions.append(
                 self._judge(text, ranked, float(greeting[i]), float(question[i]), len(owners) > 1)
             )
         return decisions
+
+    def _owns_clause(self, ranked: list[Candidate]) -> bool:
+        """The best agent of a clause clearly owns it: it leads, it is not the
+        planning agent, and its words or structure say so (or its meaning leads by far)."""
+        best, second = ranked[0], ranked[1] if len(ranked) > 1 else None
+        lead = best.score - (second.score if second else 0.0)
+        if best.score < _CLAUSE_MIN or lead < _CLAUSE_LEAD:
+            return False
+        if any(p.plans and p.name == best.name for p in self.profiles):
+            return False
+        return best.lexical > 0 or best.structure > 0 or lead >= _CLAUSE_CLEAR_LEAD
 
     def _judge(
         self, text: str, ranked: list[Candidate], greeting: float, question: float, compound: bool
