@@ -260,14 +260,14 @@ class SecretStore:
             known = self.values()
         except TroupeError:
             known = {}  # no usable vault: no stored values to leak either
-        return mask_values(text, {**process_keys(), **known})
+        return mask_values(text, _with_process_keys(known))
 
     def mask_data(self, data: Any) -> Any:
         """:meth:`mask` applied to every string inside dicts, lists and tuples."""
         try:
-            known = {**process_keys(), **self.values()}
+            known = _with_process_keys(self.values())
         except TroupeError:
-            known = process_keys()
+            known = _with_process_keys({})
         if not known:
             return data
         return _mask_nested(data, known)
@@ -310,6 +310,13 @@ def mask_values(text: str, values: Mapping[str, str]) -> str:
         if value:
             text = mask_forms(text, value, reference(name))
     return text
+
+
+def _with_process_keys(stored: Mapping[str, str]) -> dict[str, str]:
+    """Stored secrets plus troupe's own keys; a value stored as a secret keeps its name."""
+    by_value = {value: name for name, value in process_keys().items()}
+    by_value.update({value: name for name, value in stored.items()})
+    return {name: value for value, name in by_value.items()}
 
 
 def _mask_nested(data: Any, values: Mapping[str, str]) -> Any:
