@@ -19,7 +19,10 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..mcp import McpServerReport
 
+# Plain help (rich_markup_mode=None) on every Typer: typer's rich help formatter
+# imports markdown and syntax highlighting, about half a second before any help shows.
 app = typer.Typer(
+    rich_markup_mode=None,
     name="troupe",
     help="A team of ADK agents built from a flat list of tools.",
     no_args_is_help=True,

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from ..builtins.secret_store import SecretStore
 
 secrets_app = typer.Typer(
-    help="The vault's secrets. Values typed here never reach a model.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="The vault's secrets. Values typed here never reach a model.",
+    no_args_is_help=True,
 )
 console = Console(highlight=False)
 

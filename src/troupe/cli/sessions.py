@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import ConfigError
+from ..errors import InvalidRequestError
 from .common import console, fail, quiet_logs
 from .options import ConfigOpt, DataDirOpt
 
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-sessions_app = typer.Typer(help="List, show and delete stored conversations.", no_args_is_help=True)
+sessions_app = typer.Typer(
+    rich_markup_mode=None, help="List, show and delete stored conversations.", no_args_is_help=True
+)
 
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user's sessions.")]
 StoreOpt = Annotated[
@@ -159,7 +161,7 @@ async def _get(service: BaseSessionService, session_id: str, user: str | None) -
             if s.id == session_id
         ]
         if len(owners) > 1:
-            raise ConfigError(
+            raise InvalidRequestError(
                 f"Session {session_id!r} exists for several users ({', '.join(owners)}); "
                 "pick one with --user."
             )
@@ -170,7 +172,7 @@ async def _get(service: BaseSessionService, session_id: str, user: str | None) -
         else None
     )
     if session is None:
-        raise ConfigError(
+        raise InvalidRequestError(
             f"No session {session_id!r} in the store; `troupe sessions list` shows the ids."
         )
     return session

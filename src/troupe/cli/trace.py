@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from ..runtime.tracing import Trace, TraceStore
 
 trace_app = typer.Typer(
-    help="Traces of past turns: path, model and tool calls.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Traces of past turns: path, model and tool calls.",
+    no_args_is_help=True,
 )
 console = Console(highlight=False)
 
