@@ -195,7 +195,7 @@ def version() -> None:
 
     from .. import __version__
 
-    console.print(f"troupe {__version__} (google-adk {installed('google-adk')})")
+    typer.echo(f"troupe {__version__} (google-adk {installed('google-adk')})")
 
 
 serve.register(app)
