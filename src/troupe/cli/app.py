@@ -13,7 +13,16 @@ from ..errors import TroupeError
 from . import bench, secrets, serve, sessions, trace
 from .common import console, fail, quiet_logs
 from .eval import register as register_eval
-from .options import ConfigOpt, DataDirOpt, ModelOpt, SingleOpt, TopologyOpt, WorkspaceOpt
+from .options import (
+    ApiBaseOpt,
+    ConfigOpt,
+    DataDirOpt,
+    ModelOpt,
+    RouterOpt,
+    SingleOpt,
+    TopologyOpt,
+    WorkspaceOpt,
+)
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -130,6 +139,8 @@ def chat(
     ] = False,
     config: ConfigOpt = None,
     model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    router: RouterOpt = None,
     workspace: WorkspaceOpt = None,
     topology: TopologyOpt = None,
     single_agent: SingleOpt = False,
@@ -161,6 +172,8 @@ def chat(
             json_output=json_output,
             console=console,
             approve=approve,
+            api_base=api_base,
+            router=router,
         )
     except TroupeError as exc:
         raise fail(exc) from None
