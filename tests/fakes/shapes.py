@@ -65,6 +65,7 @@ SHAPES: tuple[FailureShape, ...] = (
     _lists_files("specialist_tool_called_by_orchestrator", call("fs_list", path=".")),
     _lists_files("transfer_as_json_text", _TRANSFER_JSON),
     _lists_files("transfer_in_fenced_json", f"```json\n{_TRANSFER_JSON}\n```"),
+    _lists_files("transfer_as_python_text", 'transfer_to_agent(agent_name="operator")'),
     _lists_files("transfer_in_tool_call_tags", f"<tool_call>\n{_TRANSFER_JSON}\n</tool_call>"),
     FailureShape(
         name="tool_call_as_json_text_at_specialist",
