@@ -7,7 +7,8 @@ default file in the data directory, ``postgresql+asyncpg://`` for a server,
 ADK's SQLAlchemy ``DatabaseSessionService``, as ``adk api_server`` does. For
 SQLite troupe only switches the file to WAL and queues this process's writes
 (:class:`SerializedSqliteSessionService`), so many concurrent sessions do not
-fail on SQLite's file lock.
+fail on SQLite's file lock. Every store opened here also gets the queue that
+runs one turn at a time per session (:mod:`troupe.runtime.session_lock`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing_extensions import override
 
 from .errors import ConfigError
 from .runtime.events import steps
+from .runtime.session_lock import SessionTurns, attach_turns, session_turns, store_guard
 
 SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 """Environment variable that overrides the configured session store URL."""
@@ -109,6 +111,8 @@ def open_session_store(url: str) -> BaseSessionService:
         raise ConfigError(
             f"session_store {redact(url)!r} cannot be used: {exc} Use one of: {_EXAMPLES}."
         ) from None
+    # Turns on one session queue here, and across processes in the store.
+    attach_turns(service, SessionTurns(store_guard(url)))
     return service
 
 
@@ -166,6 +170,7 @@ async def probe_session_store(service: BaseSessionService, *, app_name: str) -> 
 
 async def close_session_store(service: BaseSessionService) -> None:
     """Release the store's connections, for services that hold any."""
+    await session_turns(service).close()
     close = getattr(service, "close", None)
     if close is not None:
         result = close()
