@@ -79,7 +79,9 @@ async def _stored_events(store: str, user: str, session_id: str) -> list[Event]:
 
 async def _post_runs(base: str, user: str, session_id: str, count: int) -> list[httpx.Response]:
     async with httpx.AsyncClient(base_url=base, timeout=120.0) as client:
-        created = await client.post(f"/apps/{APP}/users/{user}/sessions/{session_id}")
+        created = await client.post(
+            f"/apps/{APP}/users/{user}/sessions", json={"session_id": session_id}
+        )
         assert created.status_code == 200, created.text
 
         async def run(n: int) -> httpx.Response:

@@ -4,7 +4,8 @@ troupe never downloads a browser: it drives the system Chromium (Debian's
 ``chromium`` package, or the binary named by ``TROUPE_CHROMIUM``). The
 browser starts on the first navigator tool call and must be closed with
 :meth:`BrowserSession.close` (or :func:`close_shared_browser`) before the
-event loop that started it ends.
+event loop that started it ends. Every conversation browses in a context of
+its own, closed when the conversation ends or idles.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import contextlib
 import importlib.util
 import os
 import shutil
-import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import TroupeError
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, Page, Playwright
+    from google.adk.tools.tool_context import ToolContext
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 CHROMIUM_ENV = "TROUPE_CHROMIUM"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium")
@@ -82,8 +85,41 @@ def browser_unavailable_reason() -> str | None:
     return None
 
 
+Scope = tuple[str, ...]
+"""Whose pages: ``(app, user, session)`` for a conversation, ``()`` for direct calls."""
+DEFAULT_SCOPE: Scope = ()
+IDLE_CLOSE_S = 600.0
+"""Seconds a conversation's browser context stays open after its last use."""
+ContextHook = Callable[["BrowserContext"], Awaitable[None]]
+"""Called with every new browser context before its first page opens (e.g. to route requests)."""
+
+
+def scope_of(tool_context: ToolContext | None) -> Scope:
+    """The conversation a tool call belongs to, from the context ADK passes to the tool."""
+    if tool_context is None:
+        return DEFAULT_SCOPE
+    session = tool_context.session
+    return (session.app_name, session.user_id, session.id)
+
+
+@dataclass
+class _Tab:
+    """One conversation's browser context, its current page and when it was last used."""
+
+    context: BrowserContext
+    page: Page | None = None
+    used: float = 0.0
+
+
 class BrowserSession:
-    """A lazily started headless Chromium with one current page."""
+    """A lazily started headless Chromium with one context per conversation.
+
+    Each scope (a session of one user of one app) gets its own browser
+    context, so cookies, storage and the current page of one conversation are
+    never seen by another. A context is closed with :meth:`close_scope` (when
+    its session is deleted), after ``idle_s`` seconds without use, or with
+    the browser by :meth:`close`.
+    """
 
     def __init__(
         self,
@@ -91,35 +127,47 @@ class BrowserSession:
         executable: str | None = None,
         navigation_timeout_s: float = NAVIGATION_TIMEOUT_S,
         action_timeout_s: float = ACTION_TIMEOUT_S,
+        idle_s: float = IDLE_CLOSE_S,
+        context_hooks: Sequence[ContextHook] = (),
     ) -> None:
         self.executable = executable
         self.navigation_timeout_s = navigation_timeout_s
         self.action_timeout_s = action_timeout_s
+        self.idle_s = idle_s
+        self.context_hooks = list(context_hooks)
+        """Awaited with each new context, before its first page opens."""
         self._playwright: Playwright | None = None
-        self._context: BrowserContext | None = None
-        self._page: Page | None = None
-        self._profile: str | None = None
+        self._browser: Browser | None = None
+        self._tabs: dict[Scope, _Tab] = {}
+        self._busy: dict[Scope, int] = {}
+        self._reaper: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
 
     @property
     def is_open(self) -> bool:
         """True while a browser process is running."""
-        return self._context is not None
+        return self._browser is not None
 
     @property
-    def current_page(self) -> Page | None:
-        """The page the tools act on, or None before the first navigation."""
+    def scopes(self) -> list[Scope]:
+        """The conversations that have a browser context open now."""
+        return list(self._tabs)
+
+    def current_page(self, scope: Scope = DEFAULT_SCOPE) -> Page | None:
+        """The page the tools act on for ``scope``, or None before its first navigation."""
         try:
             same_loop = self._loop is asyncio.get_running_loop()
         except RuntimeError:
             same_loop = False
-        if not same_loop or self._page is None or self._page.is_closed():
+        tab = self._tabs.get(scope)
+        if not same_loop or tab is None or tab.page is None or tab.page.is_closed():
             return None
-        return self._page
+        tab.used = asyncio.get_running_loop().time()
+        return tab.page
 
-    async def page(self) -> Page:
-        """The current page, starting the browser first if needed.
+    async def page(self, scope: Scope = DEFAULT_SCOPE) -> Page:
+        """The current page of ``scope``, starting the browser and its context if needed.
 
         Raises:
             BrowserUnavailableError: when Playwright or Chromium is missing or
@@ -134,21 +182,86 @@ class BrowserSession:
             self._lock = asyncio.Lock()
         assert self._lock is not None
         async with self._lock:
-            if self._context is None:
+            if self._browser is None:
                 await self._start()
-            assert self._context is not None
-            live = [p for p in self._context.pages if not p.is_closed()]
-            if self._page is None or self._page.is_closed():
-                self._page = live[-1] if live else await self._context.new_page()
-            return self._page
+            tab = self._tabs.get(scope)
+            if tab is None:
+                tab = self._tabs[scope] = _Tab(await self._new_context())
+                self._watch_idle()
+            tab.used = loop.time()
+            live = [p for p in tab.context.pages if not p.is_closed()]
+            if tab.page is None or tab.page.is_closed():
+                tab.page = live[-1] if live else await tab.context.new_page()
+            return tab.page
 
-    def follow_new_tab(self) -> None:
-        """Make the newest open tab current (a link may open one)."""
-        if self._context is None:
+    def follow_new_tab(self, scope: Scope = DEFAULT_SCOPE) -> None:
+        """Make the newest open tab of ``scope`` current (a link may open one)."""
+        tab = self._tabs.get(scope)
+        if tab is None:
             return
-        live = [p for p in self._context.pages if not p.is_closed()]
+        live = [p for p in tab.context.pages if not p.is_closed()]
         if live:
-            self._page = live[-1]
+            tab.page = live[-1]
+
+    @contextlib.asynccontextmanager
+    async def in_use(self, scope: Scope) -> AsyncIterator[None]:
+        """Keep ``scope``'s context from idling out while a tool works in it.
+
+        Its idle time starts again when the block ends.
+        """
+        self._busy[scope] = self._busy.get(scope, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._busy.pop(scope) - 1
+            if left:
+                self._busy[scope] = left
+            tab = self._tabs.get(scope)
+            if tab is not None:
+                tab.used = asyncio.get_running_loop().time()
+
+    async def close_scope(self, scope: Scope) -> bool:
+        """Close the browser context of ``scope``; False when it had none open."""
+        tab = self._tabs.pop(scope, None)
+        if tab is None:
+            return False
+        if self._loop is asyncio.get_running_loop():
+            with contextlib.suppress(Exception):  # already gone with the browser
+                await tab.context.close()
+        return True
+
+    async def _new_context(self) -> BrowserContext:
+        assert self._browser is not None
+        context = await self._browser.new_context()
+        context.set_default_timeout(self.action_timeout_s * 1000)
+        context.set_default_navigation_timeout(self.navigation_timeout_s * 1000)
+        try:
+            for hook in self.context_hooks:
+                await hook(context)
+        except BaseException:
+            await context.close()
+            raise
+        return context
+
+    def _watch_idle(self) -> None:
+        if self._reaper is None or self._reaper.done():
+            self._reaper = asyncio.get_running_loop().create_task(self._close_idle())
+
+    async def _close_idle(self) -> None:
+        """Close each context ``idle_s`` after its last use, until none is left."""
+        loop = asyncio.get_running_loop()
+        while self._tabs:
+            now = loop.time()
+            idle = [
+                scope
+                for scope, tab in self._tabs.items()
+                if scope not in self._busy and now - tab.used >= self.idle_s
+            ]
+            for scope in idle:
+                await self.close_scope(scope)
+            if self._tabs:
+                oldest = min(tab.used for tab in self._tabs.values())
+                await asyncio.sleep(max(oldest + self.idle_s - loop.time(), 0.05))
 
     async def _start(self) -> None:
         reason = browser_unavailable_reason()
@@ -158,14 +271,10 @@ class BrowserSession:
         from playwright.async_api import async_playwright
 
         executable = self.executable or find_chromium()
-        self._profile = tempfile.mkdtemp(prefix="troupe-chromium-")
         self._playwright = await async_playwright().start()
         try:
-            self._context = await self._playwright.chromium.launch_persistent_context(
-                self._profile,
-                executable_path=executable,
-                headless=True,
-                args=list(LAUNCH_ARGS),
+            self._browser = await self._playwright.chromium.launch(
+                executable_path=executable, headless=True, args=list(LAUNCH_ARGS)
             )
         except PlaywrightError as exc:
             await self._stop_driver()
@@ -174,18 +283,23 @@ class BrowserSession:
                 f"Chromium at {executable!r} failed to start: {first_line}. Check that it "
                 f"runs (`{executable} --headless --version`) or set {CHROMIUM_ENV}."
             ) from None
-        self._context.set_default_timeout(self.action_timeout_s * 1000)
-        self._context.set_default_navigation_timeout(self.navigation_timeout_s * 1000)
 
     async def close(self) -> None:
-        """Close the browser and remove its profile; safe to call twice."""
-        context, self._context, self._page = self._context, None, None
-        if context is not None and self._loop is asyncio.get_running_loop():
+        """Close every context and the browser; safe to call twice."""
+        reaper, self._reaper = self._reaper, None
+        same_loop = self._loop is asyncio.get_running_loop()
+        if reaper is not None and same_loop:
+            reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reaper
+        for scope in list(self._tabs):
+            await self.close_scope(scope)
+        browser, self._browser = self._browser, None
+        if browser is not None and same_loop:
             # Already gone (crashed or killed): nothing left to close.
             with contextlib.suppress(Exception):
-                await context.close()
+                await browser.close()
         await self._stop_driver()
-        self._remove_profile()
 
     async def _stop_driver(self) -> None:
         driver, self._playwright = self._playwright, None
@@ -194,13 +308,8 @@ class BrowserSession:
                 await driver.stop()
 
     def _forget(self) -> None:
-        self._context = self._page = self._playwright = None
-        self._remove_profile()
-
-    def _remove_profile(self) -> None:
-        if self._profile is not None:
-            shutil.rmtree(self._profile, ignore_errors=True)
-            self._profile = None
+        self._browser = self._playwright = self._reaper = None
+        self._tabs.clear()
 
 
 _shared: BrowserSession | None = None

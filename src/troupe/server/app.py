@@ -31,6 +31,7 @@ from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
+from ..builtins.browser_session import close_shared_browser
 from ..errors import ConfigError
 from ..remote import check_remote_agents
 from ..runtime.assistant import DEFAULT_APP_NAME
@@ -39,6 +40,7 @@ from ..sessions import close_session_store, open_session_store, probe_session_st
 from ..settings import Settings
 from ..tree import build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
+from .browser_scopes import CloseBrowserOnDelete
 
 logger = logging.getLogger("troupe.server")
 
@@ -183,6 +185,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
             try:
                 yield
             finally:
+                await close_shared_browser()
                 await close_session_store(service)
 
     server_cls: Any
@@ -217,6 +220,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         **extra,
     )
     _add_probes(app, root, service)
+    app.add_middleware(CloseBrowserOnDelete)
     if a2a_app is not None:
         app.mount(A2A_PREFIX, a2a_app)
     if settings.auth_token:
