@@ -12,6 +12,7 @@ import pytest
 import pytest_asyncio
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
 from fakes.web import loopback_site
 from troupe import Assistant, Config, Workspace, build_agent_tree, builtin_tools
 from troupe.builtins.browser_session import (
@@ -397,7 +398,7 @@ def test_troupe_tree_says_why_the_navigator_is_missing(
     result = CliRunner().invoke(app, ["tree", "--workspace", str(tmp_path)])
 
     assert result.exit_code == 0, result.output
-    flat = result.output.replace("\n", "")  # rich wraps long lines
+    flat = unwrapped(result.output)  # rich wraps long lines, at any path length
     assert "navigator tools not registered" in flat
     assert "no-such-chromium' is not an executable file" in flat
 
