@@ -264,6 +264,16 @@ def _file_layer(file: Path) -> dict[str, Any]:
         for key, value in agent.items():
             raw.pop(_field_name(key), None)
             raw[key] = value
+    router = raw.get("router")
+    if isinstance(router, dict):
+        if set(router) - {"mode", "threshold"}:
+            raise ConfigError(
+                f"Config file {str(file)!r}: 'router' takes auto or off, or a mapping of "
+                f"mode and threshold, not {router!r}."
+            )
+        raw["router"] = router.get("mode")
+        if "threshold" in router:
+            raw["router_threshold"] = router["threshold"]
     topology = raw.get("topology")
     if isinstance(topology, str) and topology.endswith((".yaml", ".yml")):
         raw["topology"] = str((file.parent / Path(topology).expanduser()).resolve())

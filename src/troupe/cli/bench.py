@@ -34,10 +34,12 @@ def faults(
     out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "faults.json",
 ) -> None:
     """Plain ADK vs the specified retry vs troupe, under injected faults."""
-    from ..benchmarks.faults import format_table, run_benchmark
+    from ..benchmarks.faults import format_fault_table, format_table, run_benchmark
 
     results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
     print(format_table(results))
+    print()
+    print(format_fault_table(results))
     console.print(f"[dim]wrote {out}[/]")
 
 
@@ -71,4 +73,17 @@ def prompt(
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
+    console.print(f"[dim]wrote {out}[/]")
+
+
+@bench_app.command("router")
+def router(
+    out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "router.json",
+) -> None:
+    """The router: encoder cold start, cost per request, signals, thresholds, prompt size."""
+    from ..benchmarks.router_bench import format_router_bench, run_router_bench
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = asyncio.run(run_router_bench(Path(tmp), out))
+    print(format_router_bench(result))
     console.print(f"[dim]wrote {out}[/]")
