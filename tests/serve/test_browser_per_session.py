@@ -25,6 +25,7 @@ from troupe.builtins.browser_session import (
     shared_browser,
 )
 from troupe.builtins.navigator import navigator_tools
+from troupe.sandbox.egress import EgressPolicy
 from troupe.server import ServeOptions, build_app
 from troupe.settings import load_settings
 from troupe.testing import ScriptedModel, call
@@ -93,7 +94,12 @@ def test_each_served_session_sees_only_its_own_page_and_loses_it_when_deleted(
         ]
     )
     store = f"sqlite:///{(tmp_path / 'sessions.db').as_posix()}"
-    settings = load_settings(workspace=workspace, data_dir=tmp_path / "data", session_store=store)
+    settings = load_settings(
+        workspace=workspace,
+        data_dir=tmp_path / "data",
+        session_store=store,
+        browser={"allow_hosts": ["127.0.0.1"]},  # the pages are served on loopback
+    )
     settings.config.model = model
     app = build_app(settings, ServeOptions())
 
@@ -133,7 +139,7 @@ def test_each_served_session_sees_only_its_own_page_and_loses_it_when_deleted(
 
 
 def test_a_sessions_browser_context_closes_after_it_idles(site: str, tmp_path: Path) -> None:
-    browser = BrowserSession(idle_s=0.5)
+    browser = BrowserSession(idle_s=0.5, egress=EgressPolicy.allowing(["127.0.0.1"]))
     model = ScriptedModel(replies=[*navigate(f"{site}/alpha"), *extract()])
     tools = navigator_tools(Workspace(tmp_path), browser=browser)
     assistant = Assistant(build_agent_tree(Config(tools=tools, model=model)))

@@ -12,19 +12,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import os
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin
 
 from ..errors import TroupeError
+from ..sandbox.egress import EgressPolicy
 
 if TYPE_CHECKING:
     from google.adk.tools.tool_context import ToolContext
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright
+    from playwright.async_api import (
+        Browser,
+        BrowserContext,
+        Page,
+        Playwright,
+        Route,
+        WebSocketRoute,
+    )
 
 CHROMIUM_ENV = "TROUPE_CHROMIUM"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium")
@@ -90,8 +100,6 @@ Scope = tuple[str, ...]
 DEFAULT_SCOPE: Scope = ()
 IDLE_CLOSE_S = 600.0
 """Seconds a conversation's browser context stays open after its last use."""
-ContextHook = Callable[["BrowserContext"], Awaitable[None]]
-"""Called with every new browser context before its first page opens (e.g. to route requests)."""
 
 
 def scope_of(tool_context: ToolContext | None) -> Scope:
@@ -128,14 +136,15 @@ class BrowserSession:
         navigation_timeout_s: float = NAVIGATION_TIMEOUT_S,
         action_timeout_s: float = ACTION_TIMEOUT_S,
         idle_s: float = IDLE_CLOSE_S,
-        context_hooks: Sequence[ContextHook] = (),
+        egress: EgressPolicy | None = None,
     ) -> None:
         self.executable = executable
+        self.egress = egress or EgressPolicy()
+        """Where pages may go; every request and redirect hop is checked against it."""
+        self._refused: dict[Scope, list[str]] = {}
         self.navigation_timeout_s = navigation_timeout_s
         self.action_timeout_s = action_timeout_s
         self.idle_s = idle_s
-        self.context_hooks = list(context_hooks)
-        """Awaited with each new context, before its first page opens."""
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._tabs: dict[Scope, _Tab] = {}
@@ -186,7 +195,7 @@ class BrowserSession:
                 await self._start()
             tab = self._tabs.get(scope)
             if tab is None:
-                tab = self._tabs[scope] = _Tab(await self._new_context())
+                tab = self._tabs[scope] = _Tab(await self._new_context(scope))
                 self._watch_idle()
             tab.used = loop.time()
             live = [p for p in tab.context.pages if not p.is_closed()]
@@ -223,6 +232,7 @@ class BrowserSession:
     async def close_scope(self, scope: Scope) -> bool:
         """Close the browser context of ``scope``; False when it had none open."""
         tab = self._tabs.pop(scope, None)
+        self._refused.pop(scope, None)
         if tab is None:
             return False
         if self._loop is asyncio.get_running_loop():
@@ -230,17 +240,14 @@ class BrowserSession:
                 await tab.context.close()
         return True
 
-    async def _new_context(self) -> BrowserContext:
+    async def _new_context(self, scope: Scope) -> BrowserContext:
         assert self._browser is not None
-        context = await self._browser.new_context()
+        # A service worker's requests would bypass the routing.
+        context = await self._browser.new_context(service_workers="block")
         context.set_default_timeout(self.action_timeout_s * 1000)
         context.set_default_navigation_timeout(self.navigation_timeout_s * 1000)
-        try:
-            for hook in self.context_hooks:
-                await hook(context)
-        except BaseException:
-            await context.close()
-            raise
+        await context.route("**/*", functools.partial(self._guard, scope=scope))
+        await context.route_web_socket("**/*", functools.partial(self._guard_socket, scope=scope))
         return context
 
     def _watch_idle(self) -> None:
@@ -284,6 +291,44 @@ class BrowserSession:
                 f"runs (`{executable} --headless --version`) or set {CHROMIUM_ENV}."
             ) from None
 
+    def take_refusals(self, scope: Scope = DEFAULT_SCOPE) -> list[str]:
+        """The refusals in ``scope``'s pages since the last call (a tool reports them)."""
+        return self._refused.pop(scope, [])
+
+    async def _guard(self, route: Route, scope: Scope) -> None:
+        """Let a request through only if the egress policy allows every hop.
+
+        Playwright does not route the later hops of a redirect, so the request
+        is fetched here without following redirects; a redirect goes back to
+        the page only when its target is allowed, and the page's request for
+        that target is routed through here again.
+        """
+        url = route.request.url
+        reason = await asyncio.to_thread(self.egress.refusal, url)
+        if reason is None:
+            try:
+                response = await route.fetch(max_redirects=0)
+            except Exception as exc:
+                await route.abort(_abort_code(exc))
+                return
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                target = urljoin(url, location)
+                reason = await asyncio.to_thread(self.egress.refusal, target)
+            if reason is None:
+                await route.fulfill(response=response)
+                return
+        self._refused.setdefault(scope, []).append(reason)
+        await route.abort("blockedbyclient")
+
+    async def _guard_socket(self, socket_route: WebSocketRoute, scope: Scope) -> None:
+        reason = await asyncio.to_thread(self.egress.refusal, socket_route.url)
+        if reason is None:
+            socket_route.connect_to_server()
+            return
+        self._refused.setdefault(scope, []).append(reason)
+        await socket_route.close(code=1008, reason="refused by troupe's egress policy")
+
     async def close(self) -> None:
         """Close every context and the browser; safe to call twice."""
         reaper, self._reaper = self._reaper, None
@@ -310,6 +355,22 @@ class BrowserSession:
     def _forget(self) -> None:
         self._browser = self._playwright = self._reaper = None
         self._tabs.clear()
+
+
+_FETCH_ERRORS = {
+    "ECONNREFUSED": "connectionrefused",
+    "ENOTFOUND": "namenotresolved",
+    "EAI_AGAIN": "namenotresolved",
+    "ETIMEDOUT": "timedout",
+    "ECONNRESET": "connectionreset",
+    "EHOSTUNREACH": "addressunreachable",
+}
+
+
+def _abort_code(exc: BaseException) -> str:
+    """The network error the page sees when troupe's own fetch of a request failed."""
+    text = str(exc)
+    return next((code for key, code in _FETCH_ERRORS.items() if key in text), "failed")
 
 
 _shared: BrowserSession | None = None
