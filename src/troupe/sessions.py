@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import logging
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +31,17 @@ from typing_extensions import override
 
 from .errors import ConfigError
 from .runtime.events import steps
-from .runtime.session_lock import SessionTurns, attach_turns, session_turns, store_guard
+from .runtime.session_lock import (
+    FileGuard,
+    PostgresGuard,
+    SessionTurns,
+    StoreGuard,
+    attach_turns,
+    session_turns,
+)
 from .sandbox.private import private_file
+
+logger = logging.getLogger("troupe.sessions")
 
 SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 """Environment variable that overrides the configured session store URL."""
@@ -113,8 +124,26 @@ def open_session_store(url: str) -> BaseSessionService:
             f"session_store {redact(url)!r} cannot be used: {exc} Use one of: {_EXAMPLES}."
         ) from None
     # Turns on one session queue here, and across processes in the store.
-    attach_turns(service, SessionTurns(store_guard(url)))
+    attach_turns(service, SessionTurns(_turn_guard(url)))
     return service
+
+
+def _turn_guard(url: str) -> StoreGuard | None:
+    """The cross-process guard for the session store at ``url``, or None when there is none.
+
+    PostgreSQL URLs get an advisory lock; SQLite files a lock file beside them
+    (on systems with ``fcntl``). In-memory and other stores live in one
+    process, where the in-process queue is enough.
+    """
+    if urlsplit(url).scheme.lower().startswith("postgres"):
+        return PostgresGuard(url)
+    file = sqlite_file(url)
+    if file is None or str(file) in ("", ":memory:"):
+        return None
+    if importlib.util.find_spec("fcntl") is None:
+        logger.warning("No fcntl here: turns on one session are queued in this process only.")
+        return None
+    return FileGuard(file.parent / f"{file.name}.turns")
 
 
 class SerializedSqliteSessionService(SqliteSessionService):

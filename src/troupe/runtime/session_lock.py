@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import logging
 import os
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -38,8 +37,6 @@ from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import types
 from typing_extensions import override
-
-logger = logging.getLogger("troupe.sessions")
 
 SessionKey = tuple[str, str, str]
 """(app name, user id, session id)."""
@@ -161,29 +158,6 @@ class PostgresGuard:
         engine, self._engine = self._engine, None
         if engine is not None:
             await engine.dispose()
-
-
-def store_guard(url: str) -> StoreGuard | None:
-    """The cross-process guard for the session store at ``url``, or None when there is none.
-
-    PostgreSQL URLs get an advisory lock; SQLite files a lock file beside them
-    (on systems with ``fcntl``). In-memory and other stores live in one
-    process, where the in-process queue is enough.
-    """
-    from ..sessions import sqlite_file
-
-    scheme = url.split("://", 1)[0].lower()
-    if scheme.startswith(("postgresql", "postgres")):
-        return PostgresGuard(url)
-    file = sqlite_file(url)
-    if file is None or str(file) in ("", ":memory:"):
-        return None
-    try:
-        import fcntl  # noqa: F401
-    except ImportError:
-        logger.warning("No fcntl here: turns on one session are queued in this process only.")
-        return None
-    return FileGuard(file.parent / f"{file.name}.turns")
 
 
 _HELD: ContextVar[frozenset[SessionKey]] = ContextVar("troupe_held_sessions", default=frozenset())
