@@ -22,7 +22,8 @@ from .routing.capabilities import (
 )
 from .routing.instructions import RouteEntry, build_orchestrator_instruction
 from .routing.partition import RoleToolSet, partition_tools
-from .runtime.assistant import Assistant
+from .runtime.app import build_app
+from .runtime.assistant import Assistant, TurnResult
 from .settings import load_config
 from .tools import Tool
 from .topology import (
@@ -54,10 +55,12 @@ __all__ = [
     "Topology",
     "TroupeAgent",
     "TroupeError",
+    "TurnResult",
     "UnknownAgentError",
     "Workspace",
     "__version__",
     "build_agent_tree",
+    "build_app",
     "build_orchestrator_instruction",
     "builtin_tools",
     "capability_description",

@@ -34,7 +34,6 @@ from .routing.partition import partition_tools
 from .routing.repair import AgentNameResolver
 from .runtime.approvals import refusal
 from .runtime.guards import Guards, GuardSettings
-from .runtime.tracing import Tracer
 from .tools import Tool, validate_tools
 from .topology import ORCHESTRATOR_NAME, AgentSpec, resolve_topology
 
@@ -256,20 +255,14 @@ def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolve
         turn_timeout_s=config.turn_timeout_s,
     )
     guards = Guards(settings, resolver=resolver, root_name=root.name)
+    # The guards run as plugins of the App every door builds (troupe.runtime.app).
     root._troupe_guards = guards
     recovery = _recovery(config, root.model)
-    tracer = Tracer(lambda ctx: guards.turn_for(ctx).trace)
-    agents: list[BaseAgent] = [root, *root.sub_agents]
-    for agent in agents:
+    if recovery is None:
+        return
+    for agent in [root, *root.sub_agents]:
         if isinstance(agent, TroupeAgent):
-            if recovery is not None:
-                agent.on_model_error_callback = recovery
-            # Guards first: a guard that ends the turn skips the model call,
-            # and ADK then runs no later before- or after-model callback.
-            agent.before_model_callback = [guards.before_model, tracer.before_model]
-            agent.after_model_callback = [guards.after_model, tracer.after_model]
-            agent.before_tool_callback = [guards.before_tool, tracer.before_tool]
-            agent.after_tool_callback = [guards.after_tool, tracer.after_tool]
+            agent.on_model_error_callback = recovery
 
 
 def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> None:

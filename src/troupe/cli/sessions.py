@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..runtime.assistant import DEFAULT_APP_NAME
+from ..runtime.app import DEFAULT_APP_NAME
 from ..sessions import Line, close_session_store, conversation, open_session_store
 
 T = TypeVar("T")

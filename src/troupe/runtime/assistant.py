@@ -9,17 +9,22 @@ Around every user message it
   after two refusals;
 * nudges a turn that ended without any user-visible text once, then falls
   back to the last tool result with a note.
+
+The runner is built from :func:`troupe.runtime.app.build_app`, the same App
+every other door runs, so the guards, usage counts, turn timeout and traces
+are ADK plugins shared by all of them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass, field
 
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.apps import App
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.runners import Runner
@@ -30,14 +35,17 @@ from google.genai import types
 from ..errors import ConfigError, UnknownAgentError
 from ..routing.instructions import REJECT_MARKER
 from ..tool_results import readable_result
-from .guards import Guards, TurnRecord, stop_message
+from .app import DEFAULT_APP_NAME, build_app
+from .events import Step, steps
+from .guards import Guards, TurnRecord
+from .plugins import NOTE_AUTHOR, message_text, note_event
 from .tracing import TraceStore, build_trace
 
 logger = logging.getLogger("troupe.runtime")
 
-DEFAULT_APP_NAME = "troupe"
+__all__ = ["DEFAULT_APP_NAME", "NOTE_AUTHOR", "Assistant", "TurnResult", "note_event"]
+
 DEFAULT_USER_ID = "user"
-NOTE_AUTHOR = "troupe"
 MAX_REJECTIONS = 2
 FALLBACK_RESULT_LIMIT = 4000
 """Characters of the last tool result shown when a turn ends without an answer."""
@@ -121,13 +129,30 @@ def is_rejection(text: str) -> bool:
     return text.lstrip().startswith(REJECT_MARKER)
 
 
-def note_event(text: str, invocation_id: str = "") -> Event:
-    """An event troupe adds itself (not from a model), e.g. a fallback answer."""
-    return Event(
-        author=NOTE_AUTHOR,
-        invocation_id=invocation_id or "troupe-note",
-        content=types.Content(role="model", parts=[types.Part(text=text)]),
-    )
+@dataclass(frozen=True)
+class TurnResult:
+    """What one user turn produced, from :meth:`Assistant.run_turn`."""
+
+    text: str
+    """The user-visible reply (what :meth:`Assistant.run_and_collect` returns)."""
+    path: list[str]
+    """The agents the turn went through, starting at the root."""
+    steps: list[Step]
+    """Every transfer, tool call, tool result and text, in order."""
+    events: list[Event] = field(repr=False)
+    """The raw ADK events."""
+    model_calls: int
+    """Model calls made (calls a guard answered in place of the model excluded)."""
+    prompt_tokens: int
+    """Prompt tokens over all model calls, from the models' usage metadata."""
+    output_tokens: int
+    """Output tokens over all model calls."""
+    repairs: list[tuple[str, str]]
+    """(name the model used, agent it was repaired to) for each repaired transfer."""
+    stopped: str | None
+    """Why the turn was ended early (a limit or the time limit), or None."""
+    trace_id: str | None = None
+    """The id of the turn's trace, when traces are kept."""
 
 
 class Assistant:
@@ -146,11 +171,10 @@ class Assistant:
         self.session_service = session_service or InMemorySessionService()
         self.app_name = app_name
         self.user_id = user_id
+        self.app: App = build_app(root_agent, name=app_name)
+        """The ADK App every door runs: the tree plus troupe's runtime plugins."""
         self.runner = Runner(
-            app_name=app_name,
-            agent=root_agent,
-            session_service=self.session_service,
-            auto_create_session=False,
+            app=self.app, session_service=self.session_service, auto_create_session=False
         )
         self._agent_runners: dict[str, Runner] = {}
         self.trace_store = trace_store
@@ -231,33 +255,25 @@ class Assistant:
         await self.ensure_session(session_id)
         guards = self.guards
         turn = guards.begin_turn(session_id) if guards is not None else None
-        timeout = guards.settings.turn_timeout_s if guards is not None else None
-        started_at, clock = time.time(), time.perf_counter()
         seen: list[Event] = []
         outcome, error = "answered", None
+        started_at, clock = time.time(), time.perf_counter()
         try:
-            async for event in _with_deadline(self._turn(session_id, text, turn), timeout):
+            async for event in self._turn(session_id, text, turn):
                 seen.append(event)
                 yield event
-        except TurnTimeout:
-            outcome = "timeout"
-            if turn is not None:
-                turn.stop_reason = f"it took longer than {timeout:g} seconds"
-                note = note_event(stop_message(turn))
-            else:
-                note = note_event(f"This message took longer than {timeout:g} seconds.")
-            seen.append(note)
-            yield note
         except Exception as exc:
             outcome, error = "error", f"{type(exc).__name__}: {exc}"
             raise
         finally:
             record = guards.end_turn(session_id) if guards is not None else None
             self.last_turn = record
+            if record is not None and record.timed_out and outcome == "answered":
+                outcome = "timeout"
             if self.trace_store is not None:
                 trace = build_trace(
                     session_id,
-                    _message_text(text),
+                    message_text(text),
                     seen,
                     record,
                     outcome=outcome,
@@ -345,11 +361,9 @@ class Assistant:
             agent = self.root_agent.find_agent(agent_name)
             if agent is None:
                 raise KeyError(agent_name)
+            app = self.app.model_copy(update={"root_agent": agent})
             self._agent_runners[agent_name] = Runner(
-                app_name=self.app_name,
-                agent=agent,
-                session_service=self.session_service,
-                auto_create_session=False,
+                app=app, session_service=self.session_service, auto_create_session=False
             )
         return self._agent_runners[agent_name]
 
@@ -372,7 +386,32 @@ class Assistant:
     async def run_and_collect(self, session_id: str, text: str | types.Content) -> str:
         """Send ``text`` and return the user-visible reply."""
         chunks = [visible_text(event) async for event in self.run(session_id, text)]
-        return "\n".join(chunk for chunk in chunks if chunk)
+        return _join(chunks)
+
+    async def run_turn(self, session_id: str, text: str | types.Content) -> TurnResult:
+        """Send ``text`` and return the reply with what the turn did and cost."""
+        self.last_trace_id = None
+        events = [event async for event in self.run(session_id, text)]
+        done = [step for event in events for step in steps(event)]
+        record = self.last_turn
+        calls = record.trace.model_calls if record is not None else []
+        path = [self.root_agent.name] if done and done[0].author == self.root_agent.name else []
+        return TurnResult(
+            text=_join([visible_text(event) for event in events]),
+            path=path + [s.name for s in done if s.kind == "transfer" and s.name],
+            steps=done,
+            events=events,
+            model_calls=record.model_calls if record is not None else len(calls),
+            prompt_tokens=sum(call.prompt_tokens for call in calls),
+            output_tokens=sum(call.output_tokens for call in calls),
+            repairs=list(record.repairs) if record is not None else [],
+            stopped=record.stop_reason if record is not None else None,
+            trace_id=self.last_trace_id,
+        )
+
+
+def _join(chunks: Sequence[str]) -> str:
+    return "\n".join(chunk for chunk in chunks if chunk)
 
 
 def _check_message(session_id: object, text: object) -> None:
@@ -391,38 +430,3 @@ def _check_message(session_id: object, text: object) -> None:
         )
     if not text.strip():
         raise ConfigError("The message is empty; send the user's request as text.")
-
-
-class TurnTimeout(Exception):
-    """A turn ran past its time limit."""
-
-
-async def _with_deadline(
-    events: AsyncIterator[Event], timeout: float | None
-) -> AsyncGenerator[Event, None]:
-    """``events``, ending with TurnTimeout once ``timeout`` seconds have passed."""
-    if not timeout:
-        async for event in events:
-            yield event
-        return
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    iterator = events.__aiter__()
-    while True:
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            raise TurnTimeout
-        try:
-            event = await asyncio.wait_for(iterator.__anext__(), remaining)
-        except StopAsyncIteration:
-            return
-        except TimeoutError:
-            raise TurnTimeout from None
-        yield event
-
-
-def _message_text(message: str | types.Content) -> str:
-    if isinstance(message, str):
-        return message
-    texts = [p.text for p in message.parts or [] if p.text]
-    return " ".join(texts) if texts else "(reply to a confirmation request)"

@@ -13,9 +13,11 @@ They run as ADK callbacks on every agent troupe builds (no patch to ADK):
   request, which repeats the routing table;
 * ``after_tool`` / ``after_model``: remember results and ``[REJECT]`` replies.
 
-State lives per user turn. The :class:`~troupe.runtime.assistant.Assistant`
-opens a turn per user message so that its re-routing keeps counting; without
-it (``adk web``), each invocation is its own turn.
+They are registered on the ADK ``App`` as a plugin (see
+:mod:`troupe.runtime.plugins`), so every door runs them. State lives per user
+turn. The :class:`~troupe.runtime.assistant.Assistant` opens a turn per user
+message so that its re-routing keeps counting; without it (``troupe serve``,
+``adk web``, A2A), each invocation is its own turn, keyed by invocation id.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ import itertools
 import json
 import logging
 import re
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.base_tool import BaseTool
@@ -97,6 +101,18 @@ class TurnRecord:
     """Why the turn was stopped early, if it was."""
     trace: TraceLog = field(default_factory=TraceLog)
     """Model and tool calls with timings, for the turn's trace."""
+    caller_owned: bool = False
+    """True when a caller (the Assistant) opened the turn and writes its trace."""
+    started_at: float = field(default_factory=time.time)
+    """When the turn started (seconds since the epoch)."""
+    clock: float = field(default_factory=time.perf_counter)
+    """``time.perf_counter()`` at the start, for the duration."""
+    deadline: float | None = None
+    """Event-loop time at which the turn times out, once a timer was started."""
+    timed_out: bool = False
+    """True when the turn was ended by its time limit."""
+    events: list[Any] = field(default_factory=list)
+    """The ADK events the turn produced, in order."""
     _last_signature: str | None = None
     _repeats: int = 0
 
@@ -123,7 +139,9 @@ class Guards:
         """Start counting a new user turn in ``session_id``."""
         key = f"turn:{session_id}:{next(self._turn_numbers)}"
         self._active[session_id] = key
-        return self._record(key)
+        record = self._record(key)
+        record.caller_owned = True
+        return record
 
     def end_turn(self, session_id: str) -> TurnRecord | None:
         """Stop counting for ``session_id`` and return what was recorded."""
@@ -143,11 +161,17 @@ class Guards:
                 self._turns.popitem(last=False)
         return record
 
-    def turn_for(self, ctx: CallbackContext | ToolContext) -> TurnRecord:
-        """The record of the turn a callback context belongs to."""
+    def turn_for(self, ctx: CallbackContext | ToolContext | InvocationContext) -> TurnRecord:
+        """The record of the turn a callback or invocation context belongs to."""
         session_id = ctx.session.id
         key = self._active.get(session_id) or f"inv:{ctx.invocation_id}"
         return self._record(key)
+
+    def end_invocation(self, ctx: InvocationContext) -> TurnRecord | None:
+        """Forget the turn of an invocation no caller opened, and return it."""
+        if ctx.session.id in self._active:
+            return None
+        return self._turns.pop(f"inv:{ctx.invocation_id}", None)
 
     # -- callbacks ----------------------------------------------------------
     def before_model(
