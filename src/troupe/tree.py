@@ -199,8 +199,11 @@ def build_agent_tree(config: Config) -> LlmAgent:
                 mode="chat",
                 # Each user turn starts at the orchestrator: a specialist
                 # answers or rejects, it does not pass the task on itself.
+                # With guards on, the runtime hands a rejected task to the
+                # peer it names (ADK checks this flag on that transfer); the
+                # guards refuse transfers the specialist's model asks for.
                 disallow_transfer_to_parent=True,
-                disallow_transfer_to_peers=True,
+                disallow_transfer_to_peers=not config.guards,
             )
         )
     sub_agents.extend(remote)

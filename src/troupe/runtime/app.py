@@ -19,6 +19,7 @@ from ..config import Config
 from ..errors import ConfigError
 from .guards import Guards
 from .plugins import GuardPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
+from .recovery import RecoveryPlugin
 from .tracing import TraceStore
 
 DEFAULT_APP_NAME = "troupe"
@@ -32,6 +33,7 @@ RUNTIME_PLUGINS: tuple[tuple[str, PluginFactory], ...] = (
     # the model (a guard's stop) ends the chain for the ones after it.
     ("usage", lambda guards, _store: UsagePlugin(guards)),
     ("guards", lambda guards, _store: GuardPlugin(guards)),
+    ("recovery", lambda guards, _store: RecoveryPlugin(guards)),
     ("turn_timeout", lambda guards, _store: TurnTimeoutPlugin(guards)),
     # Last: it writes the trace once the others have recorded the turn.
     ("trace", lambda guards, store: TracePlugin(guards, store)),

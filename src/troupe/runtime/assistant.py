@@ -1,18 +1,13 @@
-"""The :class:`Assistant`: ADK's Runner plus troupe's recovery around each turn.
-
-Around every user message it
-
-* retries once with a correction when the model names an agent that does not
-  exist (the specified behaviour; with transfer repair on, this is rare);
-* re-routes a task a specialist rejected with ``[REJECT]``, without showing
-  the refusal, never back to an agent that refused, and answers directly
-  after two refusals;
-* nudges a turn that ended without any user-visible text once, then falls
-  back to the last tool result with a note.
+"""The :class:`Assistant`: troupe's App on ADK's Runner, one user turn at a time.
 
 The runner is built from :func:`troupe.runtime.app.build_app`, the same App
-every other door runs, so the guards, usage counts, turn timeout and traces
-are ADK plugins shared by all of them.
+every other door runs, so the guards, the re-routing of rejected tasks, the
+nudge of an empty turn, usage counts, the turn timeout and traces are ADK
+plugins shared by all of them. Around each message the Assistant only
+
+* creates the session on first use and writes the turn's trace;
+* retries once with a correction when the model names an agent that does not
+  exist and transfer repair is off (the specified behaviour).
 """
 
 from __future__ import annotations
@@ -26,22 +21,13 @@ from dataclasses import dataclass, field
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.apps import App
 from google.adk.events.event import Event
-from google.adk.events.event_actions import EventActions
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from ..errors import ConfigError, UnknownAgentError
-from ..prompts import (
-    NUDGE_MESSAGE,
-    answer_directly_message,
-    correction_message,
-    handoff_message,
-    is_rejection,
-    reroute_message,
-)
-from ..tool_results import readable_result
+from ..prompts import correction_message
 from .app import DEFAULT_APP_NAME, build_app
 from .events import Step, steps
 from .guards import Guards, TurnRecord
@@ -53,9 +39,6 @@ logger = logging.getLogger("troupe.runtime")
 __all__ = ["DEFAULT_APP_NAME", "NOTE_AUTHOR", "Assistant", "TurnResult", "note_event"]
 
 DEFAULT_USER_ID = "user"
-MAX_REJECTIONS = 2
-FALLBACK_RESULT_LIMIT = 4000
-"""Characters of the last tool result shown when a turn ends without an answer."""
 
 # ADK 2.13 (its scheduler, then the agent resuming a transfer, then a
 # transfer outside the tree), older ADK Python releases, and the Go release.
@@ -133,7 +116,6 @@ class Assistant:
         self.runner = Runner(
             app=self.app, session_service=self.session_service, auto_create_session=False
         )
-        self._agent_runners: dict[str, Runner] = {}
         self.trace_store = trace_store
         """Where each turn's trace is written (None: traces are not kept)."""
         self.last_turn: TurnRecord | None = None
@@ -161,24 +143,24 @@ class Assistant:
             )
 
     async def _run_once(
-        self, session_id: str, text: str | types.Content, agent: str | None = None
+        self, session_id: str, text: str | types.Content
     ) -> AsyncGenerator[Event, None]:
         message = (
             text
             if isinstance(text, types.Content)
             else types.Content(role="user", parts=[types.Part(text=text)])
         )
-        async for event in self._runner_for(agent).run_async(
+        async for event in self.runner.run_async(
             user_id=self.user_id, session_id=session_id, new_message=message
         ):
             yield event
 
     async def _run_with_retry(
-        self, session_id: str, text: str | types.Content, agent: str | None = None
+        self, session_id: str, text: str | types.Content
     ) -> AsyncGenerator[Event, None]:
         """One run; on an unknown agent, one more run after a correction message."""
         try:
-            async for event in self._run_once(session_id, text, agent):
+            async for event in self._run_once(session_id, text):
                 yield event
             return
         except Exception as exc:
@@ -205,18 +187,19 @@ class Assistant:
         When the model transfers to an agent that does not exist, a correction
         naming the valid agents is sent in the same session and the turn is
         retried once; a second failure raises :class:`UnknownAgentError`.
-        With guards on, rejections are re-routed, empty turns nudged, and a
-        turn that outlives its time limit ends with a message.
+        With guards on, the runtime plugins re-route rejections, nudge empty
+        turns, and end a turn that outlives its time limit with a message.
         """
         _check_message(session_id, text)
         await self.ensure_session(session_id)
         guards = self.guards
-        turn = guards.begin_turn(session_id) if guards is not None else None
+        if guards is not None:
+            guards.begin_turn(session_id)  # one record for the turn, retry included
         seen: list[Event] = []
         outcome, error = "answered", None
         started_at, clock = time.time(), time.perf_counter()
         try:
-            async for event in self._turn(session_id, text, turn):
+            async for event in self._run_with_retry(session_id, text):
                 seen.append(event)
                 yield event
         except Exception as exc:
@@ -240,105 +223,6 @@ class Assistant:
                 )
                 self.trace_store.add(trace)
                 self.last_trace_id = trace.id
-
-    async def _turn(
-        self, session_id: str, text: str | types.Content, turn: TurnRecord | None
-    ) -> AsyncGenerator[Event, None]:
-        recovering = (
-            turn is not None and self.guards is not None and (self.guards.settings.enforce_limits)
-        )
-        message: str | types.Content | None = text
-        agent: str | None = None
-        answered = False
-        nudged = False
-        paused = False
-        while message is not None:
-            pending, pending_agent = message, agent
-            message, agent = None, None
-            rejected_now = False
-            async for event in self._run_with_retry(session_id, pending, pending_agent):
-                if event.long_running_tool_ids:
-                    paused = True  # waiting for a person, e.g. to approve a tool call
-                shown = visible_text(event)
-                if recovering and shown and is_rejection(shown):
-                    logger.info("%s rejected the task: %s", event.author, shown.strip())
-                    rejected_now = True
-                    continue
-                if shown:
-                    answered = True
-                yield event
-            if paused or not recovering or turn is None or turn.stop_reason is not None:
-                break
-            if rejected_now and not answered:
-                target = self._handoff_target(turn)
-                if target is not None:
-                    yield self._hand_off(target, turn)
-                    message = handoff_message(turn.rejected_by[-1], target)
-                    agent = target
-                else:
-                    message = self._after_rejection(turn)
-            elif not answered and not nudged:
-                nudged = True
-                message = NUDGE_MESSAGE
-        if recovering and turn is not None and not answered and not paused:
-            yield note_event(self._fallback_text(turn))
-
-    def _handoff_target(self, turn: TurnRecord) -> str | None:
-        """The agent a rejection named, when it can take the task straight away."""
-        guards = self.guards
-        if guards is None or len(turn.rejected_by) >= MAX_REJECTIONS or not turn.reject_targets:
-            return None
-        target = turn.reject_targets[-1]
-        if target not in self.agent_names or target in turn.rejected_by:
-            return None
-        if turn.delegations >= guards.settings.max_delegation_rounds:
-            return None
-        return target
-
-    def _hand_off(self, target: str, turn: TurnRecord) -> Event:
-        """Count a hand-off to ``target`` and describe it as a transfer event.
-
-        The task then runs on ``target`` directly (see :meth:`_runner_for`),
-        without another orchestrator model call.
-        """
-        turn.delegations += 1
-        turn.reached.append(target)
-        logger.info("Handing the rejected task straight to %s", target)
-        return Event(
-            author=self.root_agent.name,
-            invocation_id="troupe-handoff",
-            actions=EventActions(transfer_to_agent=target),
-        )
-
-    def _runner_for(self, agent_name: str | None) -> Runner:
-        """The runner that starts at ``agent_name`` (the root's runner for None)."""
-        if agent_name is None:
-            return self.runner
-        if agent_name not in self._agent_runners:
-            agent = self.root_agent.find_agent(agent_name)
-            if agent is None:
-                raise KeyError(agent_name)
-            app = self.app.model_copy(update={"root_agent": agent})
-            self._agent_runners[agent_name] = Runner(
-                app=app, session_service=self.session_service, auto_create_session=False
-            )
-        return self._agent_runners[agent_name]
-
-    def _after_rejection(self, turn: TurnRecord) -> str:
-        refused = list(dict.fromkeys(turn.rejected_by))
-        if len(turn.rejected_by) >= MAX_REJECTIONS:
-            return answer_directly_message(refused)
-        return reroute_message(turn.rejected_by[-1], None, refused)
-
-    @staticmethod
-    def _fallback_text(turn: TurnRecord) -> str:
-        if turn.last_result is not None:
-            tool, result = turn.last_result
-            return (
-                f"The agents finished without writing an answer. The last result, from "
-                f"{tool}, was:\n{readable_result(result, FALLBACK_RESULT_LIMIT)}"
-            )
-        return "No answer was produced for this message; please try rephrasing it."
 
     async def run_and_collect(self, session_id: str, text: str | types.Content) -> str:
         """Send ``text`` and return the user-visible reply."""

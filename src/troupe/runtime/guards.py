@@ -113,6 +113,12 @@ class TurnRecord:
     """True when the turn was ended by its time limit."""
     events: list[Any] = field(default_factory=list)
     """The ADK events the turn produced, in order."""
+    nudged: bool = False
+    """True once the turn's empty reply was answered with the nudge."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """A note for an agent's next model request (agent name -> text)."""
+    requests: dict[str, Any] = field(default_factory=dict)
+    """Each agent's latest model request and model: (LlmRequest, BaseLlm)."""
     _last_signature: str | None = None
     _repeats: int = 0
 
@@ -178,8 +184,8 @@ class Guards:
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         turn = self.turn_for(callback_context)
-        if self.settings.trim_transfer_list and callback_context.agent_name == self.root_name:
-            _trim_transfer_list(llm_request)
+        if self.settings.trim_transfer_list:
+            _trim_transfer_list(llm_request, root=callback_context.agent_name == self.root_name)
         if not self.settings.enforce_limits:
             return None
         if turn.stop_reason is None and turn.model_calls >= self.settings.max_model_calls:
@@ -244,9 +250,17 @@ class Guards:
     def _check_transfer(
         self, args: dict[str, Any], ctx: ToolContext, turn: TurnRecord
     ) -> dict[str, Any] | None:
-        requested = str(args.get(TRANSFER_ARG, ""))
         if self.settings.enforce_limits and ctx.agent_name != self.root_name:
             return {"error": prompts.no_handoff_error(ctx.agent_name)}
+        return self.admit_transfer(args, turn)
+
+    def admit_transfer(self, args: dict[str, Any], turn: TurnRecord) -> dict[str, Any] | None:
+        """Check and count one transfer the orchestrator asked for.
+
+        A resolvable bad name is rewritten in ``args``; the result is the
+        error to answer the transfer with, or None when it may go ahead.
+        """
+        requested = str(args.get(TRANSFER_ARG, ""))
         target = requested if requested in self.resolver.valid else None
         if target is None and self.settings.transfer_repair:
             target = self.resolver.resolve(requested)
@@ -295,7 +309,30 @@ def _response_text(response: LlmResponse) -> str:
     return "".join(p.text or "" for p in response.content.parts or [] if not p.thought)
 
 
-def _trim_transfer_list(request: LlmRequest) -> None:
+def _trim_transfer_list(request: LlmRequest, *, root: bool) -> None:
+    """Drop ADK's list of transfer targets: the orchestrator's routing table says
+    more, and specialists hand tasks on only through the runtime (a rejection)."""
+    if not root:
+        _drop_transfer_declaration(request)
     si = request.config.system_instruction
-    if isinstance(si, str) and "## Routing table" in si:
+    if isinstance(si, str) and (not root or "## Routing table" in si):
         request.config.system_instruction = _ADK_TRANSFER_BLOCK.sub("\n", si).rstrip() + "\n"
+
+
+def _drop_transfer_declaration(request: LlmRequest) -> None:
+    """Keep ``transfer_to_agent`` out of a specialist's declared tools.
+
+    ADK declares it once peers are transfer targets (the runtime's hand-off
+    needs that); the specialist's model is not offered it. A call it makes
+    anyway still reaches the guards, which refuse it.
+    """
+    kept: list[Any] = []
+    for tool in request.config.tools or []:
+        if isinstance(tool, types.Tool) and tool.function_declarations:
+            remaining = [d for d in tool.function_declarations if d.name != TRANSFER_TOOL]
+            if not remaining:
+                continue
+            tool = tool.model_copy(update={"function_declarations": remaining})
+        kept.append(tool)
+    if request.config.tools is not None:
+        request.config.tools = kept
