@@ -115,6 +115,8 @@ class TurnRecord:
     """The ADK events the turn produced, in order."""
     nudged: bool = False
     """True once the turn's empty reply was answered with the nudge."""
+    fell_back: bool = False
+    """True when the turn's answer is the last tool result, for want of one."""
     notes: dict[str, str] = field(default_factory=dict)
     """A note for an agent's next model request (agent name -> text)."""
     requests: dict[str, Any] = field(default_factory=dict)

@@ -218,6 +218,7 @@ class RecoveryPlugin(BasePlugin):
             reply = await self._ask(turn, agent, [nudge])
             if reply is not None and not _is_empty(reply):
                 return reply
+        turn.fell_back = True
         return _text_response(fallback_text(turn))
 
     # -- one more model call ------------------------------------------------
