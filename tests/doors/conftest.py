@@ -9,18 +9,15 @@ from typing import Any
 
 import pytest
 import yaml
+from door_runs import Visit
+from failure_shapes import Call, Say, Shape
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from pydantic import Field
-from shapes import Call, Say, Shape
 from typing_extensions import override
 
-from doors import Visit
 from fakes.openai_server import serve, slow, text_reply, tool_call_reply
 from troupe.testing import ScriptedModel, call
-
-MODELS = ("scripted", "openai_fake")
-"""How each shape's script reaches the runtime: in-process, or over HTTP."""
 
 
 class DelayedScript(ScriptedModel):
@@ -59,10 +56,17 @@ def _openai(script: tuple[Call | Say, ...]) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def visit_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Builds the Visit for (model kind, shape), with the model ready to answer."""
+    """Builds the Visit for (model kind, shape), with the model ready to answer.
+
+    Each call gets its own config file and data directory, so a test may
+    send the same turn through several doors and compare their traces.
+    """
     servers: list[Any] = []
+    made: list[str] = []
 
     def make(model: str, shape: Shape) -> Visit:
+        turn = len(made)
+        made.append(shape.name)
         workspace = tmp_path / "workspace"
         workspace.mkdir(exist_ok=True)
         (workspace / "notes.txt").write_text("notes for the door tests\n", encoding="utf-8")
@@ -81,12 +85,12 @@ def visit_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
                 monkeypatch.delenv(name, raising=False)
             entries.update(model="openai/fake-model", api_base=fake.api_base)
             monkeypatch.setenv("TROUPE_MODEL", "openai/fake-model")
-        config = tmp_path / "troupe.yaml"
+        config = tmp_path / f"troupe-{turn}.yaml"
         config.write_text(yaml.safe_dump(entries), encoding="utf-8")
         return Visit(
             config=config,
             workspace=workspace,
-            data_dir=tmp_path / "data",
+            data_dir=tmp_path / f"data-{turn}",
             request=shape.request,
             in_process_model=model == "scripted",
         )

@@ -8,10 +8,9 @@ import time
 from typing import Any
 
 import pytest
-from shapes import SHAPES, Shape
+from door_runs import DOORS, MODELS, spawns_process
+from failure_shapes import SHAPES, Shape
 
-from conftest import MODELS
-from doors import DOORS, spawns_process
 from troupe.runtime.tracing import TraceStore
 
 

@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ ADK_AGENTS = REPO / "adk_agents"
 ADK_APP_FOLDER = "troupe_team"
 BASE = "http://127.0.0.1:8000"
 SUBPROCESS_TIMEOUT = 90
+MODELS = ("scripted", "openai_fake")
+"""How a shape's script reaches the runtime: a model patched in-process, or over HTTP."""
 
 
 @dataclass(frozen=True)
@@ -71,16 +73,16 @@ def _adk_event_texts(events: list[dict[str, Any]]) -> str:
     return "\n".join(chunks)
 
 
-def _new_session(client: TestClient) -> str:
+def _new_session(client: TestClient, app: str = "troupe") -> str:
     sid = f"door-{uuid.uuid4().hex[:8]}"
-    created = client.post("/apps/troupe/users/u1/sessions", json={"session_id": sid})
+    created = client.post(f"/apps/{app}/users/u1/sessions", json={"session_id": sid})
     assert created.status_code == 200, created.text
     return sid
 
 
-def _run_body(sid: str, text: str) -> dict[str, Any]:
+def _run_body(sid: str, text: str, app: str = "troupe") -> dict[str, Any]:
     return {
-        "app_name": "troupe",
+        "app_name": app,
         "user_id": "u1",
         "session_id": sid,
         "new_message": {"role": "user", "parts": [{"text": text}]},
@@ -141,6 +143,15 @@ def a2a(visit: Visit) -> str:
     return "\n".join(chunks)
 
 
+def _troupe_env(visit: Visit) -> dict[str, str]:
+    """The variables troupe's settings read, pointing at the visit's files."""
+    return {
+        "TROUPE_CONFIG": str(visit.config),
+        "TROUPE_DATA_DIR": str(visit.data_dir),
+        "TROUPE_WORKSPACE": str(visit.workspace),
+    }
+
+
 def adk_run(visit: Visit) -> str:
     """``adk run --replay`` on ``adk_agents/troupe_team`` (ADK's own CLI).
 
@@ -151,13 +162,9 @@ def adk_run(visit: Visit) -> str:
     replay = visit.data_dir / "replay.json"
     replay.parent.mkdir(parents=True, exist_ok=True)
     replay.write_text(json.dumps({"state": {}, "queries": [visit.request]}), encoding="utf-8")
-    env = {
-        "TROUPE_CONFIG": str(visit.config),
-        "TROUPE_DATA_DIR": str(visit.data_dir),
-        "TROUPE_WORKSPACE": str(visit.workspace),
-    }
+    env = _troupe_env(visit)
     if visit.in_process_model:
-        output = _adk_run_in_process(replay, env)
+        output = _adk_run_in_process(visit, replay)
     else:
         adk = Path(sys.executable).with_name("adk")
         done = subprocess.run(
@@ -184,32 +191,60 @@ def adk_run(visit: Visit) -> str:
     return _adk_run_texts(output)
 
 
-def _adk_run_in_process(replay: Path, env: dict[str, str]) -> str:
-    from google.adk.cli.cli import run_cli
-
+@contextlib.contextmanager
+def _adk_loads_troupe(visit: Visit) -> Iterator[None]:
+    """The environment ADK's loader builds troupe's App from, with a fresh import."""
+    env = _troupe_env(visit)
     for name in [m for m in sys.modules if m.split(".")[0] == ADK_APP_FOLDER]:
         del sys.modules[name]  # the App is built when ADK imports the agent module
     saved = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
-    out = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out):
-            asyncio.run(
-                run_cli(
-                    agent_parent_dir=str(ADK_AGENTS),
-                    agent_folder_name=ADK_APP_FOLDER,
-                    input_file=str(replay),
-                    save_session=False,
-                    in_memory=True,
-                )
-            )
+        yield
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def _adk_run_in_process(visit: Visit, replay: Path) -> str:
+    from google.adk.cli.cli import run_cli
+
+    out = io.StringIO()
+    with _adk_loads_troupe(visit), contextlib.redirect_stdout(out):
+        asyncio.run(
+            run_cli(
+                agent_parent_dir=str(ADK_AGENTS),
+                agent_folder_name=ADK_APP_FOLDER,
+                input_file=str(replay),
+                save_session=False,
+                in_memory=True,
+            )
+        )
     return out.getvalue()
+
+
+def adk_web(visit: Visit) -> str:
+    """``adk web adk_agents``: ADK's own dev server app, ``POST /run`` on ``troupe_team``."""
+    from google.adk.cli.fast_api import get_fast_api_app
+
+    with _adk_loads_troupe(visit):
+        api = get_fast_api_app(
+            agents_dir=str(ADK_AGENTS),
+            session_service_uri="memory://",
+            artifact_service_uri="memory://",
+            memory_service_uri="memory://",
+            use_local_storage=False,
+            web=True,
+        )
+        with TestClient(api, base_url=BASE) as client:
+            sid = _new_session(client, ADK_APP_FOLDER)
+            body = _run_body(sid, visit.request, ADK_APP_FOLDER)
+            response = client.post("/run", json=body)
+    assert response.status_code == 200, response.text
+    return _adk_event_texts(response.json())
 
 
 def _adk_run_texts(output: str) -> str:
@@ -234,6 +269,7 @@ DOORS: dict[str, Callable[[Visit], str]] = {
     "run_sse": run_sse,
     "a2a": a2a,
     "adk_run": adk_run,
+    "adk_web": adk_web,
 }
 """Every door, by name."""
 

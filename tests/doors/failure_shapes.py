@@ -88,12 +88,13 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         name="turn_timeout",
-        script=(Say("far too late", delay=8.0),),
+        # The reply would come long after the limit; the turn must not wait for it.
+        script=(Say("far too late", delay=30.0),),
         answer="took longer than 2 seconds",
         path=(),
         outcome="timeout",
         hidden="far too late",
         settings={"turn_timeout_s": 2},
-        within_s=6.0,
+        within_s=15.0,
     ),
 )
