@@ -1,6 +1,6 @@
 """Guards that keep a turn on track: transfer repair, limits, repeat detection.
 
-They run as ADK callbacks on every agent troupe builds (no patch to ADK):
+They run as the callbacks of one ADK plugin, for every agent (no patch to ADK):
 
 * ``before_tool``: repairs a ``transfer_to_agent`` target that names no agent
   (or answers with the valid names so the model corrects itself in the same
@@ -11,13 +11,18 @@ They run as ADK callbacks on every agent troupe builds (no patch to ADK):
   stopped turn with an honest message instead of calling the model again,
   and drops ADK's own list of transfer targets from the orchestrator's
   request, which repeats the routing table;
-* ``after_tool`` / ``after_model``: remember results and ``[REJECT]`` replies.
+* ``after_model``: repairs a malformed reply in flight (an agent called as a
+  function, a call written as text, the orchestrator echoing ``[REJECT]``; see
+  :mod:`troupe.runtime.repairs`), counts each as an invalid name and a repair,
+  and remembers a specialist's ``[REJECT]``;
+* ``after_tool``: remembers results.
 
 They are registered on the ADK ``App`` as a plugin (see
 :mod:`troupe.runtime.plugins`), so every door runs them. State lives per user
 turn. The :class:`~troupe.runtime.assistant.Assistant` opens a turn per user
-message so that its re-routing keeps counting; without it (``troupe serve``,
-``adk web``, A2A), each invocation is its own turn, keyed by invocation id.
+message so that its retry after an unknown agent keeps counting; without it
+(``troupe serve``, ``adk web``, A2A), each invocation is its own turn, keyed
+by invocation id.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from .. import prompts
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
 from ..tool_results import readable_result
+from .repairs import Caller, declared_functions, examine
 from .tracing import TraceLog
 
 logger = logging.getLogger("troupe.guards")
@@ -62,7 +68,8 @@ class GuardSettings:
     """Which guards run and their limits."""
 
     transfer_repair: bool = True
-    """Rewrite resolvable bad transfer targets; answer the rest with the valid names."""
+    """Rewrite resolvable bad transfer targets and malformed replies in flight; answer
+    unresolvable names with the valid ones."""
     enforce_limits: bool = True
     """Delegation limit, model-call cap, repeat detection, ping-pong refusal."""
     max_delegation_rounds: int = 5
@@ -84,7 +91,11 @@ class TurnRecord:
     delegations: int = 0
     model_calls: int = 0
     repairs: list[tuple[str, str]] = field(default_factory=list)
-    """(bad name, real agent) for each rewritten transfer."""
+    """(what the model wrote, what it became) for each transfer or reply repaired."""
+    invalid_names: list[str] = field(default_factory=list)
+    """Every name or shape the model wrote that does not exist, repaired or not."""
+    shapes: list[str] = field(default_factory=list)
+    """The :data:`~troupe.runtime.repairs.SHAPES` key of each malformed reply."""
     unresolved: list[str] = field(default_factory=list)
     """Transfer targets that could not be resolved."""
     rejected_by: list[str] = field(default_factory=list)
@@ -121,6 +132,8 @@ class TurnRecord:
     """A note for an agent's next model request (agent name -> text)."""
     requests: dict[str, Any] = field(default_factory=dict)
     """Each agent's latest model request and model: (LlmRequest, BaseLlm)."""
+    declared: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    """Functions declared to each agent in its latest request, with their parameters."""
     _last_signature: str | None = None
     _repeats: int = 0
 
@@ -186,30 +199,54 @@ class Guards:
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         turn = self.turn_for(callback_context)
+        turn.declared[callback_context.agent_name] = declared_functions(
+            llm_request.config.tools or []
+        )
         if self.settings.trim_transfer_list:
             _trim_transfer_list(llm_request, root=callback_context.agent_name == self.root_name)
-        if not self.settings.enforce_limits:
-            return None
-        if turn.stop_reason is None and turn.model_calls >= self.settings.max_model_calls:
-            turn.stop_reason = (
-                f"it reached the limit of {self.settings.max_model_calls} model calls per message"
-            )
-        if turn.stop_reason is not None:
-            logger.warning("Stopping turn: %s", turn.stop_reason)
-            return _text_response(stop_message(turn))
+        if self.settings.enforce_limits:
+            if turn.stop_reason is None and turn.model_calls >= self.settings.max_model_calls:
+                turn.stop_reason = (
+                    f"it reached the limit of {self.settings.max_model_calls} model calls "
+                    "per message"
+                )
+            if turn.stop_reason is not None:
+                logger.warning("Stopping turn: %s", turn.stop_reason)
+                return _text_response(stop_message(turn))
         turn.model_calls += 1
         return None
 
     def after_model(
         self, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
-        text = _response_text(llm_response)
-        if prompts.is_rejection(text):
-            turn = self.turn_for(callback_context)
-            turn.rejected_by.append(callback_context.agent_name)
+        turn = self.turn_for(callback_context)
+        agent = callback_context.agent_name
+        replaced = self.repair_reply(turn, agent, llm_response)
+        text = _response_text(replaced or llm_response)
+        if agent != self.root_name and prompts.is_rejection(text):
+            turn.rejected_by.append(agent)
             if target := prompts.rejection_target(text):
                 turn.reject_targets.append(target)
-        return None
+        return replaced
+
+    def repair_reply(
+        self, turn: TurnRecord, agent: str, response: LlmResponse
+    ) -> LlmResponse | None:
+        """``agent``'s malformed reply repaired and counted, or None when it stands."""
+        caller = Caller(
+            agent=agent, functions=turn.declared.get(agent, {}), is_root=agent == self.root_name
+        )
+        outcome = examine(response, caller, self.resolver.resolve)
+        repair = self.settings.transfer_repair
+        for finding in outcome.findings:
+            turn.invalid_names.append(finding.asked)
+            turn.shapes.append(finding.shape)
+            if repair and finding.became is not None:
+                logger.warning(
+                    "Repaired %s: %r -> %r", finding.shape, finding.asked, finding.became
+                )
+                turn.repairs.append((finding.asked, finding.became))
+        return outcome.response(response) if repair else None
 
     def before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
@@ -252,18 +289,33 @@ class Guards:
     def _check_transfer(
         self, args: dict[str, Any], ctx: ToolContext, turn: TurnRecord
     ) -> dict[str, Any] | None:
-        if self.settings.enforce_limits and ctx.agent_name != self.root_name:
-            return {"error": prompts.no_handoff_error(ctx.agent_name)}
-        return self.admit_transfer(args, turn)
+        return self.admit_transfer(args, turn, agent=ctx.agent_name)
 
-    def admit_transfer(self, args: dict[str, Any], turn: TurnRecord) -> dict[str, Any] | None:
-        """Check and count one transfer the orchestrator asked for.
+    def admit_transfer(
+        self, args: dict[str, Any], turn: TurnRecord, *, agent: str | None = None
+    ) -> dict[str, Any] | None:
+        """Check and count one transfer ``agent`` (default: the orchestrator) asked for.
 
         A resolvable bad name is rewritten in ``args``; the result is the
         error to answer the transfer with, or None when it may go ahead.
         """
         requested = str(args.get(TRANSFER_ARG, ""))
-        target = requested if requested in self.resolver.valid else None
+        limits = self.settings.enforce_limits
+        # Every attempt counts toward the rounds, failed ones included, so
+        # neither ping-pong nor a stream of bad names outlives the limit.
+        if limits and turn.delegations >= self.settings.max_delegation_rounds:
+            turn.stop_reason = (
+                f"it used all {self.settings.max_delegation_rounds} delegation rounds "
+                "allowed per message"
+            )
+            return {"error": prompts.DELEGATION_LIMIT_ERROR}
+        turn.delegations += 1
+        if limits and agent is not None and agent != self.root_name:
+            return {"error": prompts.no_handoff_error(agent)}
+        valid = self.resolver.valid
+        target = requested if requested in valid else None
+        if target is None:
+            turn.invalid_names.append(requested)
         if target is None and self.settings.transfer_repair:
             target = self.resolver.resolve(requested)
             if target is not None:
@@ -271,22 +323,16 @@ class Guards:
                 turn.repairs.append((requested, target))
                 args[TRANSFER_ARG] = target
             else:
-                turn.unresolved.append(requested)
                 logger.warning("Unresolvable transfer target %r", requested)
-                return {"error": prompts.unknown_agent_error(requested, self.resolver.valid)}
+                if limits and requested in turn.unresolved:
+                    turn.stop_reason = prompts.unknown_agent_stop_reason(requested, valid)
+                turn.unresolved.append(requested)
+                return {"error": prompts.unknown_agent_error(requested, valid)}
         if target is None:
             return None  # no repair: let ADK fail as it always has
-        if self.settings.enforce_limits:
-            if target in turn.rejected_by:
-                others = [n for n in self.resolver.valid if n not in turn.rejected_by]
-                return {"error": prompts.already_declined_error(target, others)}
-            if turn.delegations >= self.settings.max_delegation_rounds:
-                turn.stop_reason = (
-                    f"it used all {self.settings.max_delegation_rounds} delegation rounds "
-                    "allowed per message"
-                )
-                return {"error": prompts.DELEGATION_LIMIT_ERROR}
-        turn.delegations += 1
+        if limits and target in turn.rejected_by:
+            others = [n for n in valid if n not in turn.rejected_by]
+            return {"error": prompts.already_declined_error(target, others)}
         turn.reached.append(target)
         return None
 

@@ -118,11 +118,21 @@ class UsagePlugin(_CallbackPlugin):
 
 
 class GuardPlugin(_CallbackPlugin):
-    """Transfer repair, limits, repeat detection and ``[REJECT]`` bookkeeping."""
+    """Transfer and reply repair, limits, repeat detection and ``[REJECT]`` bookkeeping."""
 
     def __init__(self, guards: Guards) -> None:
         super().__init__("troupe_guards", guards)
         self.guards = guards
+
+    async def after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        repaired = self.guards.after_model(callback_context, llm_response)
+        if repaired is not None:
+            # Repaired in place, so the plugins after this one (recovery)
+            # still see the reply: ADK stops at the first plugin that returns one.
+            llm_response.content = repaired.content
+        return None
 
 
 class TurnTimeoutPlugin(BasePlugin):

@@ -214,7 +214,14 @@ class RecoveryPlugin(BasePlugin):
     async def _after_empty(self, ctx: CallbackContext, turn: TurnRecord, agent: str) -> LlmResponse:
         if not turn.nudged:
             turn.nudged = True
-            nudge = types.Content(role="user", parts=[types.Part(text=prompts.NUDGE_MESSAGE)])
+            # Nothing delegated or run yet: the reply was empty or malformed,
+            # so ask for a decision rather than a report.
+            undecided = agent == self.guards.root_name and not (turn.reached or turn.tool_calls)
+            if undecided:
+                text = prompts.redo_message(self.guards.resolver.valid)
+            else:
+                text = prompts.NUDGE_MESSAGE
+            nudge = types.Content(role="user", parts=[types.Part(text=text)])
             reply = await self._ask(turn, agent, [nudge])
             if reply is not None and not _is_empty(reply):
                 return reply
@@ -246,6 +253,9 @@ class RecoveryPlugin(BasePlugin):
         except Exception as exc:  # the turn ends honestly instead of failing
             logger.warning("Recovery model call for %s failed: %s", agent, exc)
             return None
+        if reply is not None:
+            # The answer to a note gets the same in-flight repairs as any reply.
+            reply = self.guards.repair_reply(turn, agent, reply) or reply
         usage = reply.usage_metadata if reply is not None else None
         turn.trace.model_calls.append(
             ModelCall(
