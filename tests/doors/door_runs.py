@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parents[2]
 ADK_AGENTS = REPO / "adk_agents"
 ADK_APP_FOLDER = "troupe_team"
 BASE = "http://127.0.0.1:8000"
-SUBPROCESS_TIMEOUT = 90
+SUBPROCESS_TIMEOUT = 240
+"""Seconds `adk run` may take: a fresh process imports ADK, LiteLLM and troupe."""
 MODELS = ("scripted", "openai_fake")
 """How a shape's script reaches the runtime: a model patched in-process, or over HTTP."""
 

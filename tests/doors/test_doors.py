@@ -14,6 +14,7 @@ from failure_shapes import SHAPES, Shape
 from troupe.runtime.tracing import TraceStore
 
 
+@pytest.mark.timeout(300)  # adk run in a new process, on a loaded machine
 @pytest.mark.filterwarnings("ignore:.*EXPERIMENTAL.*:UserWarning")
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("door", list(DOORS))
