@@ -15,6 +15,7 @@ from troupe.runtime.repairs import (
     EMPTY_JSON,
     EMPTY_REPLY,
     JSON_TEXT,
+    PYTHON_CALL_TEXT,
     TOOL_CALL_TAG,
     UNKNOWN_FUNCTION,
     Caller,
@@ -266,3 +267,29 @@ def test_arguments_of_a_hand_off_become_its_task_text(args: dict[str, Any], text
 
 def test_arguments_that_fit_two_tools_pick_neither() -> None:
     assert matching_tool({"path": "."}, OPERATOR.functions) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('operator(command="ls")', ("transfer_to_agent", "operator")),
+        ('transfer_to_agent(agent_name="vault")', ("transfer_to_agent", "vault")),
+        ('`fs_list(path=".")`', ("transfer_to_agent", "operator")),
+    ],
+)
+def test_call_written_as_python_text_becomes_the_real_call(
+    text: str, expected: tuple[str, str]
+) -> None:
+    outcome = examine(_text(text), ROOT, RESOLVER.resolve)
+
+    assert outcome.parts is not None
+    name, args = _only_call(outcome.parts)
+    assert (name, args["agent_name"]) == expected
+    assert [f.shape for f in outcome.findings] == [PYTHON_CALL_TEXT]
+
+
+@pytest.mark.parametrize("text", ["print(x)", 'greet(name="Bob")', "f(1, 2)", "len('abc')"])
+def test_python_looking_prose_naming_nothing_known_is_left_alone(text: str) -> None:
+    outcome = examine(_text(text), ROOT, RESOLVER.resolve)
+
+    assert outcome.parts is None and outcome.findings == ()

@@ -10,9 +10,10 @@ shape. Each shape real models produce is a row of :data:`SHAPES`:
   specialist it becomes that agent's own tool when the arguments fit exactly
   one, or a ``[REJECT]`` line naming the agent it meant, which the runtime
   then re-routes.
-* **call written as text**: the call as JSON, in a fenced ``json`` block or in
-  ``<tool_call>{...}</tool_call>`` tags becomes the real function call; an
-  empty block or ``{}`` is an empty reply.
+* **call written as text**: the call as JSON, in a fenced ``json`` block, in
+  ``<tool_call>{...}</tool_call>`` tags, or as a bare Python-style call
+  ``fs_list(path=".")`` becomes the real function call; an empty block or
+  ``{}`` is an empty reply.
 * **echoed [REJECT]**: the orchestrator copying the rejection line from its
   own instruction is not a rejection: it becomes the transfer the line names,
   or an empty reply when it names no agent.
@@ -42,6 +43,7 @@ from ..prompts import TRANSFER_ARG, TRANSFER_REASON_ARG, TRANSFER_TOOL
 AGENT_AS_FUNCTION = "agent_as_function"
 JSON_TEXT = "json_text"
 TOOL_CALL_TAG = "tool_call_tag"
+PYTHON_CALL_TEXT = "python_call_text"
 EMPTY_JSON = "empty_json"
 ECHOED_REJECT = "echoed_reject"
 UNKNOWN_FUNCTION = "unknown_function"
@@ -51,6 +53,7 @@ SHAPES: Mapping[str, str] = {
     "instead of a transfer",
     JSON_TEXT: "a transfer or tool call written as JSON text or in a fenced json block",
     TOOL_CALL_TAG: "a call written in <tool_call>{...}</tool_call> tags",
+    PYTHON_CALL_TEXT: 'a call written as Python text, fs_list(path=".")',
     EMPTY_JSON: "an empty json block or {} instead of an answer",
     ECHOED_REJECT: "the orchestrator echoing the [REJECT] line of its instruction",
     UNKNOWN_FUNCTION: "a function the agent does not have and no agent owns",
@@ -69,6 +72,8 @@ _TASK_KEYS = ("task", "request", "query", "input", "message", "prompt", "instruc
 
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n?(.*?)```", re.S)
+_MAX_PYTHON_CALL = 2000
+"""Longer text is an answer, not a call: it is not parsed as one."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,9 @@ def _examine_written(
     findings: list[Finding] = []
     new_parts: list[types.Part] = []
     for name, args in calls:
+        known = name == TRANSFER_TOOL or name in caller.functions or resolve(name) is not None
+        if shape == PYTHON_CALL_TEXT and not known:
+            return Outcome(findings=())  # prose that happens to look like a call
         fixed, _ = _fix_call(name, args, caller, resolve)
         if fixed is None and (name == TRANSFER_TOOL or name in caller.functions):
             fixed = _call_part(name, args)
@@ -261,7 +269,30 @@ def calls_in_text(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]] | N
     if stripped.startswith(("{", "[")) and stripped.endswith(("}", "]")):
         found = _calls_in_block(stripped)
         return (JSON_TEXT, found) if found is not None else None
+    if (call := _python_call(stripped.strip("`"))) is not None:
+        return PYTHON_CALL_TEXT, [call]
     return None
+
+
+def _python_call(text: str) -> tuple[str, dict[str, Any]] | None:
+    """(name, args) for text that is exactly ``name(key=literal, ...)``."""
+    if len(text) > _MAX_PYTHON_CALL or not text.endswith(")"):
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.args:
+        return None
+    args: dict[str, Any] = {}
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            return None
+        try:
+            args[keyword.arg] = ast.literal_eval(keyword.value)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            return None
+    return node.func.id, args
 
 
 def _calls_in_block(block: str) -> list[tuple[str, dict[str, Any]]] | None:
