@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..sandbox.private import protected_paths
 from ..tools import Tool
 from ._store import StoreError, resolve_data_dir
 from .browser_session import browser_unavailable_reason
@@ -27,6 +28,7 @@ def builtin_tools(
     pass_env: Sequence[str] = (),
     shell_timeout_s: float = DEFAULT_TIMEOUT_S,
     shell_network: bool = False,
+    browser_allow_hosts: Sequence[str] = (),
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
@@ -35,9 +37,12 @@ def builtin_tools(
     created on first use, not here. ``deny_commands``, ``pass_env`` and
     ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`);
     their commands run in a bubblewrap jail without network unless ``shell_network``.
+    The browser never loads loopback or private addresses unless
+    ``browser_allow_hosts`` lists the host.
     """
-    ws = Workspace(workspace)
     data = resolve_data_dir(data_dir)
+    root = Workspace(workspace).root
+    ws = Workspace(root, private=protected_paths(data, root))
     knowledge = KnowledgeStore(data / "knowledge.db")
     secrets = SecretStore(data)
     tools = [
@@ -48,7 +53,6 @@ def builtin_tools(
             pass_env=pass_env,
             skills=knowledge,
             secrets=secrets,
-            private_dirs=[data],
             network=shell_network,
         ),
         *vault_tools(ws, secrets),
@@ -57,7 +61,7 @@ def builtin_tools(
     ]
     # Without Playwright or Chromium the navigator is left out; `troupe tree` says why.
     if browser_unavailable_reason() is None:
-        tools += navigator_tools(ws, secret_lookup=secrets.get)
+        tools += navigator_tools(ws, secret_lookup=secrets.get, allow_hosts=browser_allow_hosts)
     return tools
 
 

@@ -13,7 +13,16 @@ import typer
 from rich.console import Console
 
 from ..errors import TroupeError
-from .options import ConfigOpt, DataDirOpt, ModelOpt, SingleOpt, TopologyOpt, WorkspaceOpt
+from .options import (
+    ApiBaseOpt,
+    ConfigOpt,
+    DataDirOpt,
+    ModelOpt,
+    RouterOpt,
+    SingleOpt,
+    TopologyOpt,
+    WorkspaceOpt,
+)
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -143,6 +152,8 @@ def chat(
     ] = False,
     config: ConfigOpt = None,
     model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    router: RouterOpt = None,
     workspace: WorkspaceOpt = None,
     topology: TopologyOpt = None,
     single_agent: SingleOpt = False,
@@ -174,6 +185,8 @@ def chat(
             json_output=json_output,
             console=console,
             approve=approve,
+            api_base=api_base,
+            router=router,
         )
     except TroupeError as exc:
         raise _fail(exc) from None
