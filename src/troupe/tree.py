@@ -244,8 +244,8 @@ def build_agent_tree(config: Config) -> LlmAgent:
 
 
 def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEntry]) -> None:
-    """Put the fast-path router before the orchestrator's other model callbacks,
-    so that a routed turn makes no model call and is not counted as one."""
+    """Give the tree the fast-path router; the App runs it before every other
+    plugin, so that a routed turn makes no model call and is not counted as one."""
     guards = root.troupe_guards
 
     def record(ctx: CallbackContext, decision: RouteDecision) -> None:
@@ -258,10 +258,8 @@ def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEn
         threshold=DEFAULT_THRESHOLD if config.router_threshold is None else config.router_threshold,
         on_decision=record,
     )
+    # Run as the first plugin of the App (troupe.runtime.app.build_app).
     root._troupe_router = fast
-    existing = root.before_model_callback
-    callbacks = existing if isinstance(existing, list) else [existing] if existing else []
-    root.before_model_callback = [fast.before_model, *callbacks]
 
 
 def _as_llm(model: ModelLike) -> BaseLlm:

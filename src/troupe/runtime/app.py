@@ -18,7 +18,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from ..config import Config
 from ..errors import ConfigError
 from .guards import Guards
-from .plugins import GuardPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
+from .plugins import GuardPlugin, RouterPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
 from .recovery import RecoveryPlugin
 from .tracing import TraceStore
 
@@ -87,6 +87,11 @@ def build_app(
         )
     guards = tree_guards(root)
     own = runtime_plugins(guards, trace_store) if guards is not None else []
+    router = getattr(root, "troupe_router", None)
+    if router is not None:
+        # First: a routed turn skips the orchestrator's model call, and the
+        # plugins after it then neither count nor time a call.
+        own.insert(0, RouterPlugin(router.before_model))
     try:
         return App(name=name, root_agent=root, plugins=[*own, *plugins])
     except ValueError as exc:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from google.adk.agents.callback_context import CallbackContext
@@ -133,6 +134,22 @@ class GuardPlugin(_CallbackPlugin):
             # still see the reply: ADK stops at the first plugin that returns one.
             llm_response.content = repaired.content
         return None
+
+
+class RouterPlugin(BasePlugin):
+    """The fast-path router: answers the orchestrator's model call itself when sure."""
+
+    def __init__(
+        self,
+        before_model: Callable[[CallbackContext, LlmRequest], Awaitable[LlmResponse | None]],
+    ) -> None:
+        super().__init__(name="troupe_router")
+        self._before_model = before_model
+
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        return await self._before_model(callback_context, llm_request)
 
 
 class TurnTimeoutPlugin(BasePlugin):
