@@ -12,6 +12,7 @@ plugins shared by all of them. Around each message the Assistant only
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
@@ -32,6 +33,7 @@ from .app import DEFAULT_APP_NAME, build_app
 from .events import Step, steps
 from .guards import Guards, TurnRecord
 from .plugins import NOTE_AUTHOR, message_text, note_event
+from .session_lock import session_turns
 from .tracing import TraceStore, build_trace
 
 logger = logging.getLogger("troupe.runtime")
@@ -189,8 +191,22 @@ class Assistant:
         retried once; a second failure raises :class:`UnknownAgentError`.
         With guards on, the runtime plugins re-route rejections, nudge empty
         turns, and end a turn that outlives its time limit with a message.
+
+        Turns on one session run one at a time: a second message waits until
+        the first has finished (see :mod:`troupe.runtime.session_lock`).
         """
         _check_message(session_id, text)
+        turns = session_turns(self.session_service)
+        async with (
+            turns.hold(self.app_name, self.user_id, session_id),
+            contextlib.aclosing(self._run_turn(session_id, text)) as events,
+        ):
+            async for event in events:
+                yield event
+
+    async def _run_turn(
+        self, session_id: str, text: str | types.Content
+    ) -> AsyncGenerator[Event, None]:
         await self.ensure_session(session_id)
         guards = self.guards
         if guards is not None:
