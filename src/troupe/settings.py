@@ -141,6 +141,18 @@ class Settings(TeamOptions):
         default_factory=BrowserSection, description="Hosts the navigator may load."
     )
 
+    @field_validator("data_dir")
+    @classmethod
+    def _a_directory(cls, path: Path) -> Path:
+        target = path.expanduser()
+        existing = next((p for p in (target, *target.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise ValueError(
+                f"{str(existing)!r} is a file, not a directory; pass a directory (or a path "
+                "that does not exist yet, which troupe creates) as --data-dir"
+            )
+        return path
+
     def model_post_init(self, context: Any, /) -> None:
         self.workspace = self.workspace.expanduser().resolve()
         self.data_dir = self.data_dir.expanduser()

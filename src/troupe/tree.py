@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ from .routing.repair import AgentNameResolver
 from .routing.router import DEFAULT_THRESHOLD, RouteDecision
 from .runtime.approvals import refusal
 from .runtime.guards import Guards, GuardSettings
+from .tool_arguments import argument_problem
 from .tools import Tool, validate_tools
 from .topology import (
     ORCHESTRATOR_NAME,
@@ -45,6 +47,8 @@ from .topology import (
     Topology,
     resolve_topology,
 )
+
+logger = logging.getLogger("troupe.tools")
 
 
 class TroupeAgent(LlmAgent):
@@ -104,13 +108,30 @@ class _NamedFunctionTool(FunctionTool):
     ) -> bool:
         if _declined(tool_context):
             return False
-        return await super().check_require_confirmation(args, tool_context)
+        if argument_problem(self.name, self.func, args) is not None:
+            return False  # run_async refuses the call before anything runs
+        try:
+            return await super().check_require_confirmation(args, tool_context)
+        except Exception as exc:
+            logger.debug("tool %s: approval check failed; asking", self.name, exc_info=exc)
+            return True
 
     @override
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         if _declined(tool_context):
             return refusal(self.name, tool_context.tool_confirmation)
-        return await super().run_async(args=args, tool_context=tool_context)
+        problem = argument_problem(self.name, self.func, args)
+        if problem is not None:
+            return {"error": problem.message, "accepted": problem.accepted}
+        try:
+            return await super().run_async(args=args, tool_context=tool_context)
+        except Exception as exc:
+            # A tool's failure is the model's to hear about, never the end of the turn.
+            logger.debug("tool %s failed", self.name, exc_info=exc)
+            return {
+                "error": f"{self.name} failed: {type(exc).__name__}: {exc}",
+                "accepted": "different arguments, or another way to do the task",
+            }
 
 
 def _declined(tool_context: ToolContext) -> bool:

@@ -45,8 +45,8 @@ def guarded(fn: F) -> F:
             return tool_error(str(exc))
         if isinstance(exc, OSError):
             return tool_error(f"{fn.__name__} could not use a file: {exc}")
-        # A bug should not end the user's turn; the log keeps the traceback.
-        logger.error("built-in tool %s failed", fn.__name__, exc_info=exc)
+        # A bug should not end the user's turn; the debug log keeps the traceback.
+        logger.debug("built-in tool %s failed", fn.__name__, exc_info=exc)
         return tool_error(f"{fn.__name__} failed unexpectedly: {type(exc).__name__}: {exc}")
 
     if inspect.iscoroutinefunction(fn):

@@ -43,7 +43,15 @@ class Workspace:
         """
         if not isinstance(path, str) or not path.strip():
             raise PathOutsideWorkspace("the path is empty; give a path inside the workspace")
-        candidate = Path(path).expanduser()
+        if "\x00" in path:
+            raise PathOutsideWorkspace(f"path {path!r} contains a NUL byte; remove it")
+        try:
+            candidate = Path(path).expanduser()
+        except RuntimeError:  # '~name' for a user this machine does not have
+            raise PathOutsideWorkspace(
+                f"path {path!r} names the home folder of an unknown user; "
+                "give a path inside the workspace, relative to it"
+            ) from None
         if not candidate.is_absolute():
             candidate = self.root / candidate
         resolved = candidate.resolve()

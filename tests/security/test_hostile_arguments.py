@@ -1,0 +1,165 @@
+"""No argument a model sends ends a turn: each gets a structured error naming what to fix.
+
+The calls go through the real runner with a scripted model (and, for
+``/run``, through ``troupe serve``'s app); the config checks go through the CLI.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from fakes.cli import unwrapped
+from fakes.tool_runs import call_tool, everything_shown
+from troupe import Tool
+from troupe.cli.app import app as cli_app
+from troupe.server import ServeOptions, build_app
+from troupe.settings import load_settings
+from troupe.testing import ScriptedModel, call
+
+HUGE = "x" * 10_000_000
+
+# (tool, arguments, a word the error must contain: the argument or the value at fault)
+HOSTILE_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("fs_read", {"path": "~nosuchuser/x"}, "~nosuchuser/x"),
+    ("fs_read", {"path": "notes.txt\x00.png"}, "'path'"),
+    ("fs_read", {"path": ["notes.txt", "other.txt"]}, "'path'"),
+    ("fs_write", {"path": "~nosuchuser/x", "content": "hi"}, "~nosuchuser/x"),
+    ("fs_write", {"path": "big.txt", "content": HUGE}, "'content'"),
+    ("fs_write", {"path": "n\x00.txt", "content": "hi"}, "'path'"),
+    ("fs_write", {"path": "list.txt", "content": ["a", "b"]}, "'content'"),
+    ("exec_shell", {"command": "echo a\x00b"}, "'command'"),
+    ("exec_shell", {"command": ["ls", "-la"]}, "'command'"),
+    ("exec_shell", {"command": HUGE}, "'command'"),
+    ("crypto_hash", {"path": "~nosuchuser/x"}, "~nosuchuser/x"),
+    ("crypto_hash", {"text": 12345}, "'text'"),
+    ("crypto_hash", {"text": "a\x00b"}, "'text'"),
+    ("memory_store", {"text": HUGE}, "'text'"),
+    ("memory_store", {"text": {"nested": "dict"}}, "'text'"),
+    ("memory_recall", {"limit": "ten"}, "'limit'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "named"),
+    HOSTILE_CALLS,
+    ids=[f"{tool}-{i}" for i, (tool, _, _) in enumerate(HOSTILE_CALLS)],
+)
+async def test_a_hostile_argument_gets_a_structured_error_naming_the_fix(
+    tools: list[Tool], tool: str, args: dict[str, Any], named: str
+) -> None:
+    run = await call_tool(tools, tool, args)
+
+    assert set(run.response) <= {"error", "accepted"}, run.response
+    assert named in run.response["error"]
+    assert run.response.get("accepted")
+    assert "Traceback" not in everything_shown(run)
+
+
+async def test_a_refused_huge_write_leaves_no_file(tools: list[Tool], workspace: Path) -> None:
+    await call_tool(tools, "fs_write", {"path": "big.txt", "content": HUGE})
+
+    assert not (workspace / "big.txt").exists()
+
+
+def _exploding(path: str) -> dict[str, Any]:
+    """A user tool with a bug: it raises on any input."""
+    raise KeyError(f"no entry for {path}")
+
+
+async def test_a_tool_that_raises_answers_with_an_error_and_logs_the_traceback_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tools = [Tool(func=_exploding, name="fs_explode", description="Explodes.")]
+    caplog.set_level(logging.DEBUG, logger="troupe.tools")
+
+    run = await call_tool(tools, "fs_explode", {"path": "a.txt"})
+
+    assert "fs_explode failed: KeyError" in run.response["error"]
+    assert "Traceback" not in everything_shown(run)
+    failures = [r for r in caplog.records if r.name == "troupe.tools" and r.exc_info]
+    assert failures and all(r.levelno == logging.DEBUG for r in failures)
+
+
+def test_run_answers_200_with_the_error_when_a_tool_gets_bad_arguments(
+    workspace: Path, tmp_path: Path
+) -> None:
+    settings = load_settings(
+        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    settings.config.model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="operator"),
+            call("fs_read", path=["notes.txt"]),
+            "Could not read it.",
+        ]
+    )
+    sid = f"hostile-{uuid.uuid4().hex[:8]}"
+    with TestClient(build_app(settings, ServeOptions()), base_url="http://127.0.0.1:8000") as web:
+        web.post("/apps/troupe/users/u1/sessions", json={"session_id": sid})
+        run = web.post(
+            "/run",
+            json={
+                "app_name": "troupe",
+                "user_id": "u1",
+                "session_id": sid,
+                "new_message": {"role": "user", "parts": [{"text": "read notes"}]},
+            },
+        )
+
+    assert run.status_code == 200, run.text
+    responses = [
+        part["functionResponse"]["response"]
+        for event in run.json()
+        for part in event["content"]["parts"]
+        if "functionResponse" in part and part["functionResponse"]["name"] == "fs_read"
+    ]
+    assert responses and "argument 'path' of fs_read" in responses[0]["error"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "turn_timeout_s: 1e23",
+        "max_model_calls: 1e23",
+        "max_delegation_rounds: 1e23",
+        "shell:\n  timeout_s: 1e23",
+    ],
+)
+def test_a_config_number_out_of_bounds_is_refused_naming_the_field(
+    tmp_path: Path, line: str
+) -> None:
+    config = tmp_path / "troupe.yaml"
+    config.write_text(line + "\n", encoding="utf-8")
+    field = line.split(":")[-2].strip()
+
+    result = CliRunner().invoke(
+        cli_app, ["chat", "--config", str(config), "--model", "offline"], input=""
+    )
+
+    shown = unwrapped(result.output)
+    assert result.exit_code != 0
+    assert field in shown and "Traceback" not in shown
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_a_data_dir_that_is_a_file_is_one_clear_line(tmp_path: Path, below: str) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a directory\n", encoding="utf-8")
+
+    result = CliRunner().invoke(
+        cli_app,
+        ["chat", "--data-dir", str(afile / below), "--model", "offline"],
+        input="",
+    )
+
+    shown = unwrapped(result.output)
+    assert result.exit_code != 0
+    assert f"{str(afile)!r} is a file, not a directory" in shown
+    assert "as --data-dir" in shown and "Traceback" not in shown
