@@ -23,7 +23,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .builtins._process import check_pass_env
@@ -31,9 +30,9 @@ from .builtins.shell_policy import compile_deny_list
 from .errors import ConfigError
 from .mcp.entries import McpServerEntry
 from .options import TeamOptions, describe_errors
-from .paths import DATA_DIR_ENV, default_data_dir
+from .paths import DATA_DIR_ENV, default_data_dir, default_session_store
 from .remote import RemoteAgentEntry
-from .sessions import default_session_store
+from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
     from .config import Config
@@ -88,6 +87,17 @@ class ShellSection(BaseModel):
         return names
 
 
+class BrowserSection(BaseModel):
+    """The ``browser`` section of ``troupe.yaml``: where the navigator may go."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow_hosts: list[str] = Field(
+        default_factory=list,
+        description="Loopback or private hosts (host or host:port) the browser may load.",
+    )
+
+
 class Settings(TeamOptions):
     """Every option of ``troupe.yaml``, ``TROUPE_*`` and the CLI, with its default."""
 
@@ -127,6 +137,9 @@ class Settings(TeamOptions):
     shell: ShellSection = Field(
         default_factory=ShellSection, description="Deny list, environment and timeout of commands."
     )
+    browser: BrowserSection = Field(
+        default_factory=BrowserSection, description="Hosts the navigator may load."
+    )
 
     def model_post_init(self, context: Any, /) -> None:
         self.workspace = self.workspace.expanduser().resolve()
@@ -151,6 +164,7 @@ class Settings(TeamOptions):
                 pass_env=self.shell.pass_env,
                 shell_timeout_s=self.shell.timeout_s or DEFAULT_TIMEOUT_S,
                 shell_network=self.shell.network,
+                browser_allow_hosts=self.browser.allow_hosts,
             )
             if self.builtin_tools
             else []
@@ -243,17 +257,9 @@ def _alias(name: str) -> str:
 
 def _file_layer(file: Path) -> dict[str, Any]:
     """The file's mapping, with ``agent.*`` lifted to the top and paths made absolute."""
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"Cannot read config file {str(file)!r}: {exc.strerror}.") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"Config file {str(file)!r} is not valid YAML: {exc}.") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            f"Config file {str(file)!r} must be a mapping of settings, "
-            f"not a {type(raw).__name__}; write `key: value` lines."
-        )
+    raw = read_mapping(
+        file, "config file", "a mapping of settings (`key: value` lines)", empty_ok=True
+    )
     agent = raw.pop("agent", None)
     if agent is not None:
         if not isinstance(agent, dict) or set(agent) - {"multiAgent", "maxDelegationRounds"}:

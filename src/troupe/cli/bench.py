@@ -11,7 +11,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-bench_app = typer.Typer(help="Benchmarks: print a table and write JSON.", no_args_is_help=True)
+bench_app = typer.Typer(
+    rich_markup_mode=None, help="Benchmarks: print a table and write JSON.", no_args_is_help=True
+)
 
 
 @bench_app.callback()

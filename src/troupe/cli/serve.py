@@ -7,13 +7,15 @@ from typing import Annotated
 
 import typer
 
+from .common import console, fail, quiet_logs
+from .options import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, WorkspaceOpt
+
 KEEP_ALIVE_SECONDS = 30
 """How long the server keeps an idle HTTP connection open."""
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``serve`` command to ``app``."""
-    from .app import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, WorkspaceOpt
 
     @app.command()
     def serve(
@@ -88,9 +90,8 @@ def run_server(
     from ..errors import ConfigError, TroupeError
     from ..sessions import redact
     from ..settings import load_settings
-    from .app import _fail, _quiet_logs, console
 
-    _quiet_logs(verbose)
+    quiet_logs(verbose)
     try:
         from ..server import ServeOptions, build_app
 
@@ -107,9 +108,9 @@ def run_server(
         )
         api = build_app(settings, options)
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     if (problem := _bind_problem(host, port)) is not None:
-        raise _fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
+        raise fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
     base = options.base_url
     console.print(f"[bold]troupe[/] serving on [cyan]{base}[/] (app 'troupe')")
     console.print(f"  sessions: {redact(settings.session_store)}")
