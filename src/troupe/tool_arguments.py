@@ -29,15 +29,11 @@ class ArgumentProblem:
     accepted: str
 
 
-def argument_problem(
-    tool: str, func: Callable[..., Any], args: Mapping[str, Any]
-) -> ArgumentProblem | None:
-    """What is wrong with ``args`` for ``func`` (the tool named ``tool``), if anything."""
+def argument_problem(func: Callable[..., Any], args: Mapping[str, Any]) -> ArgumentProblem | None:
+    """What is wrong with ``args`` for the tool function ``func``, if anything."""
     hints = _hints(func)
     for name, value in args.items():
-        problem = _content_problem(tool, name, value) or _type_problem(
-            tool, name, value, hints.get(name)
-        )
+        problem = _content_problem(name, value) or _type_problem(name, value, hints.get(name))
         if problem is not None:
             return problem
     return None
@@ -63,19 +59,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _content_problem(tool: str, name: str, value: Any) -> ArgumentProblem | None:
+def _content_problem(name: str, value: Any) -> ArgumentProblem | None:
     total = 0
     for text in _strings(value):
         if "\x00" in text:
             return ArgumentProblem(
-                f"argument {name!r} of {tool} contains a NUL byte (\\x00)",
+                f"{name} contains a NUL byte (\\x00)",
                 "text without NUL characters",
             )
         total += len(text)
     if total > MAX_ARGUMENT_CHARS:
         return ArgumentProblem(
-            f"argument {name!r} of {tool} is {total} characters long, over the limit of "
-            f"{MAX_ARGUMENT_CHARS}",
+            f"{name} is {total} characters long, over the limit of {MAX_ARGUMENT_CHARS}",
             f"at most {MAX_ARGUMENT_CHARS} characters; split the work into smaller calls",
         )
     return None
@@ -89,7 +84,7 @@ _KINDS: dict[type, str] = {
 }
 
 
-def _type_problem(tool: str, name: str, value: Any, hint: Any) -> ArgumentProblem | None:
+def _type_problem(name: str, value: Any, hint: Any) -> ArgumentProblem | None:
     if value is None or hint is None:
         return None
     allowed = _simple_types(hint)
@@ -100,7 +95,7 @@ def _type_problem(tool: str, name: str, value: Any, hint: Any) -> ArgumentProble
     if len(shown) > 60:
         shown = shown[:57] + "..."
     return ArgumentProblem(
-        f"argument {name!r} of {tool} must be {wanted}, got {type(value).__name__} {shown}",
+        f"{name} must be {wanted}, got {type(value).__name__} {shown}",
         wanted,
     )
 

@@ -108,7 +108,7 @@ class _NamedFunctionTool(FunctionTool):
     ) -> bool:
         if _declined(tool_context):
             return False
-        if argument_problem(self.name, self.func, args) is not None:
+        if argument_problem(self.func, args) is not None:
             return False  # run_async refuses the call before anything runs
         try:
             return await super().check_require_confirmation(args, tool_context)
@@ -120,7 +120,7 @@ class _NamedFunctionTool(FunctionTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         if _declined(tool_context):
             return refusal(self.name, tool_context.tool_confirmation)
-        problem = argument_problem(self.name, self.func, args)
+        problem = argument_problem(self.func, args)
         if problem is not None:
             return {"error": problem.message, "accepted": problem.accepted}
         try:

@@ -28,21 +28,21 @@ HUGE = "x" * 10_000_000
 # (tool, arguments, a word the error must contain: the argument or the value at fault)
 HOSTILE_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("fs_read", {"path": "~nosuchuser/x"}, "~nosuchuser/x"),
-    ("fs_read", {"path": "notes.txt\x00.png"}, "'path'"),
-    ("fs_read", {"path": ["notes.txt", "other.txt"]}, "'path'"),
+    ("fs_read", {"path": "notes.txt\x00.png"}, "path "),
+    ("fs_read", {"path": ["notes.txt", "other.txt"]}, "path "),
     ("fs_write", {"path": "~nosuchuser/x", "content": "hi"}, "~nosuchuser/x"),
-    ("fs_write", {"path": "big.txt", "content": HUGE}, "'content'"),
-    ("fs_write", {"path": "n\x00.txt", "content": "hi"}, "'path'"),
-    ("fs_write", {"path": "list.txt", "content": ["a", "b"]}, "'content'"),
-    ("exec_shell", {"command": "echo a\x00b"}, "'command'"),
-    ("exec_shell", {"command": ["ls", "-la"]}, "'command'"),
-    ("exec_shell", {"command": HUGE}, "'command'"),
+    ("fs_write", {"path": "big.txt", "content": HUGE}, "content "),
+    ("fs_write", {"path": "n\x00.txt", "content": "hi"}, "path "),
+    ("fs_write", {"path": "list.txt", "content": ["a", "b"]}, "content "),
+    ("exec_shell", {"command": "echo a\x00b"}, "command "),
+    ("exec_shell", {"command": ["ls", "-la"]}, "command "),
+    ("exec_shell", {"command": HUGE}, "command "),
     ("crypto_hash", {"path": "~nosuchuser/x"}, "~nosuchuser/x"),
-    ("crypto_hash", {"text": 12345}, "'text'"),
-    ("crypto_hash", {"text": "a\x00b"}, "'text'"),
-    ("memory_store", {"text": HUGE}, "'text'"),
-    ("memory_store", {"text": {"nested": "dict"}}, "'text'"),
-    ("memory_recall", {"limit": "ten"}, "'limit'"),
+    ("crypto_hash", {"text": 12345}, "text "),
+    ("crypto_hash", {"text": "a\x00b"}, "text "),
+    ("memory_store", {"text": HUGE}, "text "),
+    ("memory_store", {"text": {"nested": "dict"}}, "text "),
+    ("memory_recall", {"limit": "ten"}, "limit "),
 ]
 
 
@@ -120,7 +120,7 @@ def test_run_answers_200_with_the_error_when_a_tool_gets_bad_arguments(
         for part in event["content"]["parts"]
         if "functionResponse" in part and part["functionResponse"]["name"] == "fs_read"
     ]
-    assert responses and "argument 'path' of fs_read" in responses[0]["error"]
+    assert responses and "path must be text" in responses[0]["error"]
 
 
 @pytest.mark.parametrize(
