@@ -148,8 +148,9 @@ class Settings(TeamOptions):
         existing = next((p for p in (target, *target.parents) if p.exists()), None)
         if existing is not None and not existing.is_dir():
             raise ValueError(
-                f"{str(existing)!r} is a file, not a directory; pass a directory (or a path "
-                "that does not exist yet, which troupe creates) as --data-dir"
+                f"{str(existing)!r} is a file, not a directory; choose a writable data "
+                "directory (or a path that does not exist yet, which troupe creates) "
+                "as --data-dir"
             )
         return path
 
