@@ -23,7 +23,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from ..config import Config
-from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
+from ..prompts import REJECT_MARKER, TRANSFER_TOOL
 from ..runtime.assistant import Assistant, visible_text
 from ..tree import build_agent_tree
 from .faulty import FaultRates, FaultyModel

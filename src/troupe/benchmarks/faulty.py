@@ -26,8 +26,9 @@ from google.genai import types
 from pydantic import PrivateAttr
 from typing_extensions import override
 
-from ..models.offline import TRANSFER_TOOL, OfflineModel
+from ..models.offline import OfflineModel
 from ..models.resilient import TransientModelError
+from ..prompts import TRANSFER_TOOL
 
 # Names a model might invent for each role; all resolve to the role.
 GUESSABLE_NAMES: dict[str, tuple[str, ...]] = {

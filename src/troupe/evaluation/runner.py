@@ -23,8 +23,8 @@ from ..benchmarks.stub_tools import stub_tools
 from ..config import Config
 from ..errors import TroupeError
 from ..models.resolve import ModelLike
+from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..runtime.assistant import Assistant, visible_text
-from ..runtime.events import TRANSFER_TOOL
 from ..tree import build_agent_tree
 from .dataset import RoutingCase
 from .results import RequestResult
@@ -51,7 +51,7 @@ def invalid_transfer_names(event: Event, valid: set[str]) -> list[str]:
     names = []
     for call in event.get_function_calls():
         if call.name == TRANSFER_TOOL:
-            name = (call.args or {}).get("agent_name")
+            name = (call.args or {}).get(TRANSFER_ARG)
             if name not in valid:
                 names.append(str(name))
     return names

@@ -28,7 +28,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from typing_extensions import override
 
-from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
+from .. import prompts
+from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments
 from ._request import system_text, user_texts
@@ -36,7 +37,6 @@ from ._text import contains_phrase, phrase_position, stem, stems, words
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
-_SYSTEM_PREFIX = "[System:"
 _RESULT_LIMIT = 2000
 _CONTEXT_PREFIX = "For context:"
 _GREETINGS = (
@@ -123,7 +123,7 @@ def latest_request(request: LlmRequest) -> str:
             text = (part.text or "").strip()
             if not text or not _is_user_request(text):
                 continue
-            if text.startswith(_SYSTEM_PREFIX):
+            if prompts.is_system_note(text):
                 fallback = fallback or text
                 continue
             return text
@@ -137,8 +137,6 @@ def _last_function_responses(request: LlmRequest) -> list[types.FunctionResponse
     return [p.function_response for p in last.parts or [] if p.function_response]
 
 
-_DELEGATE_TO = re.compile(r"Delegate the user's previous request to (\w+)\.")
-_DECLINED = re.compile(r"(\w+) already declined|Do not delegate it to ([\w, ]+)\.")
 _RELAYED_RESULT = re.compile(
     r"`(\w+)` tool returned result:\n<<<BEGIN_QUOTED_AGENT_CONTENT>>>\n(.*?)\n<<<END_QUOTED", re.S
 )
@@ -149,20 +147,18 @@ def _latest_note(request: LlmRequest) -> str | None:
     for text in reversed(user_texts(request)):
         if not _is_user_request(text):
             continue
-        return text if text.startswith(_SYSTEM_PREFIX) else None
+        return text if prompts.is_system_note(text) else None
     return None
 
 
 def _excluded_agents(request: LlmRequest) -> set[str]:
     """Agents a note or a failed transfer said not to use again."""
-    texts = [t for t in user_texts(request) if t.startswith(_SYSTEM_PREFIX)][-1:]
+    texts = [t for t in user_texts(request) if prompts.is_system_note(t)][-1:]
     for response in _last_function_responses(request):
         texts.append(str((response.response or {}).get("error", "")))
     excluded: set[str] = set()
     for text in texts:
-        for match in _DECLINED.finditer(text):
-            names = match.group(1) or match.group(2) or ""
-            excluded.update(n.strip() for n in names.split(",") if n.strip())
+        excluded |= prompts.declined_agents(text)
     return excluded
 
 
@@ -322,17 +318,17 @@ class OfflineModel(BaseLlm):
         self, text: str, routes: list[_Route], request: LlmRequest
     ) -> list[types.Part]:
         note = _latest_note(request)
-        if note and (match := _DELEGATE_TO.search(note)):
-            call = types.FunctionCall(name=TRANSFER_TOOL, args={"agent_name": match.group(1)})
+        if note and (target := prompts.delegate_target(note)):
+            call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: target})
             return [types.Part(function_call=call)]
-        if note and "answer the user directly" in note:
+        if note and prompts.asks_direct_answer(note):
             return [
                 types.Part(
                     text="I could not complete this request: the agents whose "
                     "roles fit it declined it. (offline rule-based model)"
                 )
             ]
-        if note and "Report the result" in note:
+        if note and prompts.asks_report(note):
             return [types.Part(text=_last_result_in_history(request))]
         excluded = _excluded_agents(request)
         route = best_route(text, [r for r in routes if r.name not in excluded])
@@ -347,7 +343,7 @@ class OfflineModel(BaseLlm):
                     "--model for open questions."
                 )
             ]
-        call = types.FunctionCall(name=TRANSFER_TOOL, args={"agent_name": route.name})
+        call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: route.name})
         return [types.Part(function_call=call)]
 
     def _act(
@@ -388,7 +384,7 @@ class OfflineModel(BaseLlm):
 
     @staticmethod
     def _reject_to(target: _Route) -> str:
-        return f"{REJECT_MARKER} This task requires {target.name}: it matches their role, not mine."
+        return prompts.reject_line(target.name, "it matches their role, not mine.")
 
     def _reason(self, text: str, system: str) -> str:
         team = _parse_team(system)

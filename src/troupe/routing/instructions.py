@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..prompts import REJECT_FORMAT, REJECT_MARKER, TRANSFER_TOOL
 from ..tools import Tool
 from .capabilities import capability_description
 
 DEFAULT_MAX_DELEGATION_ROUNDS = 5
-REJECT_MARKER = "[REJECT]"
-"""Start of a specialist's refusal of a task that is not its own."""
-TRANSFER_TOOL = "transfer_to_agent"
-"""The name of ADK's delegation tool, as the instructions and the model see it."""
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are troupe, a helpful assistant backed by a team of specialist agents. "
@@ -108,7 +105,7 @@ def build_orchestrator_instruction(
         "3. Select: choose the single agent whose role covers the request.",
         "4. Verify: make sure the request is not in that agent's cannot-do list and "
         "that the name is spelled exactly as in the routing table.",
-        "5. Delegate: call transfer_to_agent with that exact name and write nothing else.",
+        f"5. Delegate: call {TRANSFER_TOOL} with that exact name and write nothing else.",
     ]
     if "planner" in names:
         protocol.insert(
@@ -169,7 +166,7 @@ def build_specialist_instruction(
     constraints += [f"- You cannot {item}." for item in cannot_do]
     reject = (
         f"If the task is outside your role, do not attempt it. Reply with one line:\n"
-        f"{REJECT_MARKER} This task requires <agent>: <one-sentence reason>\n"
+        f"{REJECT_FORMAT}\n"
         "where <agent> is the team member below whose role fits."
     )
     parts = [

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.events.event import Event
@@ -28,7 +28,14 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from ..errors import ConfigError, UnknownAgentError
-from ..routing.instructions import REJECT_MARKER
+from ..prompts import (
+    NUDGE_MESSAGE,
+    answer_directly_message,
+    correction_message,
+    handoff_message,
+    is_rejection,
+    reroute_message,
+)
 from ..tool_results import readable_result
 from .guards import Guards, TurnRecord, stop_message
 from .tracing import TraceStore, build_trace
@@ -62,51 +69,6 @@ def unknown_agent_name(error: BaseException) -> str | None:
     return None
 
 
-def correction_message(bad_name: str, valid_names: Sequence[str]) -> str:
-    """The message sent to the model after it named an agent that does not exist."""
-    return (
-        f'[System: Agent "{bad_name}" does not exist. Valid agents: '
-        f"{', '.join(valid_names)}. Please retry using one of the valid agent names "
-        "listed above.]"
-    )
-
-
-def reroute_message(refused_by: str, target: str | None, refused: Sequence[str]) -> str:
-    """Asks the orchestrator to send a rejected task elsewhere."""
-    avoid = ", ".join(refused)
-    if target:
-        return (
-            f"[System: {refused_by} declined the user's request because it needs {target}. "
-            f"Delegate the user's previous request to {target}. Do not delegate it to {avoid}.]"
-        )
-    return (
-        f"[System: {refused_by} declined the user's request. Delegate the user's previous "
-        f"request to the best other agent. Do not delegate it to {avoid}.]"
-    )
-
-
-def answer_directly_message(refused: Sequence[str]) -> str:
-    """Tells the orchestrator to stop delegating after repeated refusals."""
-    return (
-        f"[System: {', '.join(refused)} declined the user's previous request. Do not delegate "
-        "again: answer the user directly and say what could not be done.]"
-    )
-
-
-def handoff_message(refused_by: str, target: str) -> str:
-    """Tells the agent a rejected task was handed to that it is now its task."""
-    return (
-        f"[System: {refused_by} declined the user's previous request as outside its role. "
-        f"{target}, it is yours now: handle it.]"
-    )
-
-
-NUDGE_MESSAGE = (
-    "[System: The last step produced no answer for the user. Report the result of the "
-    "work done so far to the user now, in plain words, without delegating.]"
-)
-
-
 def visible_text(event: Event) -> str:
     """The user-visible text of an event: model text, no thoughts, no partials."""
     if event.partial or event.author == "user" or not event.content:
@@ -114,11 +76,6 @@ def visible_text(event: Event) -> str:
     return "".join(
         part.text for part in event.content.parts or [] if part.text and not part.thought
     )
-
-
-def is_rejection(text: str) -> bool:
-    """True for a specialist's ``[REJECT] ...`` refusal."""
-    return text.lstrip().startswith(REJECT_MARKER)
 
 
 def note_event(text: str, invocation_id: str = "") -> Event:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from google.adk.events.event import Event
 
-from ..routing.instructions import TRANSFER_TOOL
+from ..prompts import TRANSFER_TOOL
 
 EventKind = Literal["transfer", "tool_call", "tool_result", "text"]
 

@@ -35,7 +35,8 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from ..routing.instructions import REJECT_MARKER, TRANSFER_TOOL
+from .. import prompts
+from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
 from ..tool_results import readable_result
 from .tracing import TraceLog
@@ -47,7 +48,6 @@ _ADK_TRANSFER_BLOCK = re.compile(
     r"\*\*NOTE\*\*: the only available agents for `transfer_to_agent` function are\n[^\n]*\n?",
     re.S,
 )
-_REJECT_TARGET = re.compile(r"\[REJECT\]\s*This task requires\s+`?([\w-]+)`?", re.I)
 _MAX_TRACKED_TURNS = 4096
 STOP_RESULT_LIMIT = 400
 """Characters of the last tool result quoted in a stop message."""
@@ -172,11 +172,11 @@ class Guards:
         self, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
         text = _response_text(llm_response)
-        if text.lstrip().startswith(REJECT_MARKER):
+        if prompts.is_rejection(text):
             turn = self.turn_for(callback_context)
             turn.rejected_by.append(callback_context.agent_name)
-            if match := _REJECT_TARGET.search(text):
-                turn.reject_targets.append(match.group(1))
+            if target := prompts.rejection_target(text):
+                turn.reject_targets.append(target)
         return None
 
     def before_tool(
@@ -200,10 +200,7 @@ class Guards:
                 f"{turn._repeats} times in a row"
             )
             logger.warning("Stopping repeated tool call: %s", turn.stop_reason)
-            return {
-                "error": "stopped: this exact call was already made "
-                f"{turn._repeats - 1} times; its result is above. Report it instead."
-            }
+            return {"error": prompts.repeated_call_error(turn._repeats - 1)}
         return None
 
     def after_tool(
@@ -223,43 +220,32 @@ class Guards:
     def _check_transfer(
         self, args: dict[str, Any], ctx: ToolContext, turn: TurnRecord
     ) -> dict[str, Any] | None:
-        requested = str(args.get("agent_name", ""))
+        requested = str(args.get(TRANSFER_ARG, ""))
         if self.settings.enforce_limits and ctx.agent_name != self.root_name:
-            return {
-                "error": f"{ctx.agent_name} cannot hand tasks on. Do the task with your own "
-                f"tools, or reply with one line: {REJECT_MARKER} This task requires "
-                "<agent>: <reason>."
-            }
+            return {"error": prompts.no_handoff_error(ctx.agent_name)}
         target = requested if requested in self.resolver.valid else None
         if target is None and self.settings.transfer_repair:
             target = self.resolver.resolve(requested)
             if target is not None:
                 logger.warning("Repaired transfer target %r -> %r", requested, target)
                 turn.repairs.append((requested, target))
-                args["agent_name"] = target
+                args[TRANSFER_ARG] = target
             else:
                 turn.unresolved.append(requested)
                 logger.warning("Unresolvable transfer target %r", requested)
-                return {
-                    "error": f"Agent {requested!r} does not exist. Valid agents: "
-                    f"{', '.join(self.resolver.valid)}. Call transfer_to_agent again "
-                    "with one of these exact names."
-                }
+                return {"error": prompts.unknown_agent_error(requested, self.resolver.valid)}
         if target is None:
             return None  # no repair: let ADK fail as it always has
         if self.settings.enforce_limits:
             if target in turn.rejected_by:
                 others = [n for n in self.resolver.valid if n not in turn.rejected_by]
-                return {
-                    "error": f"{target} already declined this request. Choose another agent "
-                    f"({', '.join(others) or 'none left'}) or answer the user directly."
-                }
+                return {"error": prompts.already_declined_error(target, others)}
             if turn.delegations >= self.settings.max_delegation_rounds:
                 turn.stop_reason = (
                     f"it used all {self.settings.max_delegation_rounds} delegation rounds "
                     "allowed per message"
                 )
-                return {"error": "delegation limit reached; answer with what you have."}
+                return {"error": prompts.DELEGATION_LIMIT_ERROR}
         turn.delegations += 1
         turn.reached.append(target)
         return None
@@ -267,14 +253,12 @@ class Guards:
 
 def stop_message(turn: TurnRecord) -> str:
     """A short, honest account of a stopped turn: why, what was done, what was not."""
-    done = ", ".join(f"{tool} ({agent})" for agent, tool in turn.tool_calls)
-    lines = [f"I stopped working on this message because {turn.stop_reason}."]
-    lines.append(f"Done so far: {done}." if done else "Nothing was completed before the stop.")
+    done = [f"{tool} ({agent})" for agent, tool in turn.tool_calls]
+    last = None
     if turn.last_result is not None:
         tool, result = turn.last_result
-        lines.append(f"Last result ({tool}):\n{readable_result(result, STOP_RESULT_LIMIT)}")
-    lines.append("Not done: the rest of the request. Try rephrasing it or splitting it up.")
-    return "\n".join(lines)
+        last = (tool, readable_result(result, STOP_RESULT_LIMIT))
+    return prompts.stop_message(str(turn.stop_reason), done, last)
 
 
 def _text_response(text: str) -> LlmResponse:

@@ -1,0 +1,180 @@
+"""The prompt contract: every string the model, the instructions and the runtime share.
+
+troupe talks to models through a few fixed phrases: the ``[REJECT]`` line a
+specialist writes when a task is not its own, the ``[System: ...]`` notes the
+runtime sends after a bad transfer, a rejection or an empty turn, the errors
+its guards return in place of a tool result, and the stop message that ends a
+turn early. The instructions teach these phrases, the guards and repairs
+write and read them, and the offline model parses them to act like a model
+that follows its instructions. Declaring them here, with the parsers beside
+the builders, keeps the writers and the readers from drifting apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+REJECT_MARKER = "[REJECT]"
+"""Start of a specialist's refusal of a task that is not its own."""
+TRANSFER_TOOL = "transfer_to_agent"
+"""The name of ADK's delegation tool, as the instructions and the model see it."""
+TRANSFER_ARG = "agent_name"
+"""The argument of :data:`TRANSFER_TOOL` that names the target agent."""
+SYSTEM_PREFIX = "[System:"
+"""Start of every note the runtime sends to a model in the user's place."""
+REJECT_FORMAT = f"{REJECT_MARKER} This task requires <agent>: <one-sentence reason>"
+"""The rejection line as the specialists' instructions teach it."""
+
+NUDGE_MESSAGE = (
+    f"{SYSTEM_PREFIX} The last step produced no answer for the user. Report the result of the "
+    "work done so far to the user now, in plain words, without delegating.]"
+)
+"""Sent once when a turn ended without any text for the user."""
+DELEGATION_LIMIT_ERROR = "delegation limit reached; answer with what you have."
+"""A transfer's result once the turn has used all its delegation rounds."""
+
+_REJECT_TARGET = re.compile(
+    re.escape(REJECT_MARKER) + r"\s*This task requires\s+`?([\w-]+)`?", re.I
+)
+_DELEGATE_TO = re.compile(r"Delegate the user's previous request to (\w+)\.")
+_DECLINED = re.compile(r"(\w+) already declined|Do not delegate it to ([\w, ]+)\.")
+_NUDGE_MARK = "Report the result of the work done so far"
+_DIRECT_MARK = "answer the user directly"
+
+
+# -- the [REJECT] protocol -----------------------------------------------------
+def reject_line(target: str, reason: str) -> str:
+    """A specialist's refusal naming the agent the task needs."""
+    return f"{REJECT_MARKER} This task requires {target}: {reason}"
+
+
+def is_rejection(text: str) -> bool:
+    """True for text that opens with :data:`REJECT_MARKER`."""
+    return text.lstrip().startswith(REJECT_MARKER)
+
+
+def rejection_target(text: str) -> str | None:
+    """The agent a ``[REJECT]`` line names, or None when it names none."""
+    match = _REJECT_TARGET.search(text)
+    return match.group(1) if match else None
+
+
+# -- notes the runtime sends in the user's place -------------------------------
+def is_system_note(text: str) -> bool:
+    """True for a note troupe sent, as opposed to something the user wrote."""
+    return text.lstrip().startswith(SYSTEM_PREFIX)
+
+
+def correction_message(bad_name: str, valid_names: Sequence[str]) -> str:
+    """The note sent after the model named an agent that does not exist."""
+    return (
+        f'{SYSTEM_PREFIX} Agent "{bad_name}" does not exist. Valid agents: '
+        f"{', '.join(valid_names)}. Please retry using one of the valid agent names "
+        "listed above.]"
+    )
+
+
+def reroute_message(refused_by: str, target: str | None, refused: Sequence[str]) -> str:
+    """Asks the orchestrator to send a rejected task elsewhere."""
+    avoid = ", ".join(refused)
+    if target:
+        return (
+            f"{SYSTEM_PREFIX} {refused_by} declined the user's request because it needs "
+            f"{target}. Delegate the user's previous request to {target}. Do not delegate "
+            f"it to {avoid}.]"
+        )
+    return (
+        f"{SYSTEM_PREFIX} {refused_by} declined the user's request. Delegate the user's "
+        f"previous request to the best other agent. Do not delegate it to {avoid}.]"
+    )
+
+
+def answer_directly_message(refused: Sequence[str]) -> str:
+    """Tells the orchestrator to stop delegating after repeated refusals."""
+    return (
+        f"{SYSTEM_PREFIX} {', '.join(refused)} declined the user's previous request. Do not "
+        f"delegate again: {_DIRECT_MARK} and say what could not be done.]"
+    )
+
+
+def handoff_message(refused_by: str, target: str) -> str:
+    """Tells the agent a rejected task was handed to that it is now its task."""
+    return (
+        f"{SYSTEM_PREFIX} {refused_by} declined the user's previous request as outside its "
+        f"role. {target}, it is yours now: handle it.]"
+    )
+
+
+def delegate_target(note: str) -> str | None:
+    """The agent a re-route note asks to delegate to, if it names one."""
+    match = _DELEGATE_TO.search(note)
+    return match.group(1) if match else None
+
+
+def declined_agents(text: str) -> set[str]:
+    """Agents a note or a guard's error says not to delegate to again."""
+    found: set[str] = set()
+    for match in _DECLINED.finditer(text):
+        names = match.group(1) or match.group(2) or ""
+        found.update(n.strip() for n in names.split(",") if n.strip())
+    return found
+
+
+def asks_direct_answer(note: str) -> bool:
+    """True for :func:`answer_directly_message` notes."""
+    return _DIRECT_MARK in note
+
+
+def asks_report(note: str) -> bool:
+    """True for :data:`NUDGE_MESSAGE`."""
+    return _NUDGE_MARK in note
+
+
+# -- errors the guards return in place of a tool's result ----------------------
+def unknown_agent_error(requested: str, valid_names: Sequence[str]) -> str:
+    """A transfer's result when its target does not exist and cannot be resolved."""
+    return (
+        f"Agent {requested!r} does not exist. Valid agents: {', '.join(valid_names)}. "
+        f"Call {TRANSFER_TOOL} again with one of these exact names."
+    )
+
+
+def no_handoff_error(agent: str) -> str:
+    """A specialist's transfer result: specialists do not hand tasks on."""
+    return (
+        f"{agent} cannot hand tasks on. Do the task with your own tools, or reply: {REJECT_FORMAT}"
+    )
+
+
+def already_declined_error(target: str, others: Sequence[str]) -> str:
+    """A transfer's result when ``target`` already refused this request."""
+    return (
+        f"{target} already declined this request. Choose another agent "
+        f"({', '.join(others) or 'none left'}) or answer the user directly."
+    )
+
+
+def repeated_call_error(earlier: int) -> str:
+    """A tool's result when the same call was already made ``earlier`` times."""
+    return (
+        f"stopped: this exact call was already made {earlier} times; its result is above. "
+        "Report it instead."
+    )
+
+
+# -- ending a turn -------------------------------------------------------------
+def stop_message(reason: str, done: Sequence[str], last_result: tuple[str, str] | None) -> str:
+    """A short, honest account of a stopped turn: why, what was done, what was not.
+
+    ``done`` lists the finished steps, ``last_result`` is (tool, readable result).
+    """
+    lines = [f"I stopped working on this message because {reason}."]
+    lines.append(
+        f"Done so far: {', '.join(done)}." if done else "Nothing was completed before the stop."
+    )
+    if last_result is not None:
+        tool, text = last_result
+        lines.append(f"Last result ({tool}):\n{text}")
+    lines.append("Not done: the rest of the request. Try rephrasing it or splitting it up.")
+    return "\n".join(lines)
