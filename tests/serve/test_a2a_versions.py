@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +33,25 @@ def python_with_a2a_03() -> Path:
     return python_venv("a2a-sdk-0.3", A2A_03)
 
 
-@pytest.fixture
-def served_operator(servers: ServerFactory, workspace: Path) -> str:
-    """The card URL of a troupe serving its operator over A2A, behind a token."""
+@pytest.fixture(scope="module")
+def served_operator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The card URL of a troupe serving its operator over A2A, behind a token.
+
+    One server for the module: every test only reads from it.
+    """
+    root = tmp_path_factory.mktemp("a2a-versions")
+    workspace = root / "workspace"
+    workspace.mkdir()
     (workspace / "versions-marker.txt").write_text("x\n", encoding="utf-8")
-    server = servers.start(
-        "--a2a", "--agent", "operator", "--workspace", str(workspace),
-        env={"TROUPE_AUTH_TOKEN": TOKEN},
-    )  # fmt: skip
-    return f"{server.url}/a2a/.well-known/agent-card.json"
+    servers = ServerFactory(root)
+    try:
+        server = servers.start(
+            "--a2a", "--agent", "operator", "--workspace", str(workspace),
+            env={"TROUPE_AUTH_TOKEN": TOKEN},
+        )  # fmt: skip
+        yield f"{server.url}/a2a/.well-known/agent-card.json"
+    finally:
+        servers.stop_all()
 
 
 def _ask(python: Path, script: str, card_url: str, message: str) -> dict[str, Any]:
