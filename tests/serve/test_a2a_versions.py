@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from troupe_servers import ServerFactory
+from troupe_servers import serving_operator
 
 from fakes.package_cache import python_venv
 
@@ -43,15 +43,8 @@ def served_operator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     workspace = root / "workspace"
     workspace.mkdir()
     (workspace / "versions-marker.txt").write_text("x\n", encoding="utf-8")
-    servers = ServerFactory(root)
-    try:
-        server = servers.start(
-            "--a2a", "--agent", "operator", "--workspace", str(workspace),
-            env={"TROUPE_AUTH_TOKEN": TOKEN},
-        )  # fmt: skip
+    with serving_operator(root, workspace, TOKEN) as server:
         yield f"{server.url}/a2a/.well-known/agent-card.json"
-    finally:
-        servers.stop_all()
 
 
 def _ask(python: Path, script: str, card_url: str, message: str) -> dict[str, Any]:

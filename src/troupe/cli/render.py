@@ -34,6 +34,18 @@ def _call_args(text: str) -> str:
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
 
 
+def error_line(exc: BaseException) -> str:
+    """One line for a failed turn: the error's kind and the first line of its message.
+
+    Provider errors carry the provider's whole response, sometimes with a
+    traceback; the first line says what went wrong.
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    first = _short(lines[0], 400) if lines else ""
+    kind = type(exc).__name__
+    return f"{kind}: {first}" if first else kind
+
+
 def render_step(console: Console, step: Step) -> None:
     """Print one step as it happens: transfers, tool calls, results, text."""
     who = f"[bold]{escape(step.author)}[/]"
@@ -46,19 +58,29 @@ def render_step(console: Console, step: Step) -> None:
         )
     elif step.kind == "tool_result":
         console.print(f"  [dim]↳ {escape(step.name or '')}: {escape(_short(step.text))}[/]")
+    elif step.kind == "error":
+        reason = step.text.strip()
+        if step.author not in reason:
+            reason = f"{step.author}: {reason}"
+        console.print(f"[bold red]turn failed:[/] {escape(reason)}")
     else:
         console.print(f"{who}: {escape(step.text.strip())}")
 
 
 def path_summary(steps: Sequence[Step]) -> str:
-    """The delegation path of a turn, e.g. 'orchestrator → operator → fs_list → answer'."""
+    """The delegation path of a turn, e.g. 'orchestrator → operator → fs_list → answer'.
+
+    A turn that failed ends with ``failed`` instead of ``answer``.
+    """
     path: list[str] = []
     for step in steps:
         if not path:
             path.append(step.author)
         if (step.kind == "transfer" and step.name) or (step.kind == "tool_call" and step.name):
             path.append(step.name)
-    if steps and steps[-1].kind == "text":
+    if any(step.kind == "error" for step in steps):
+        path.append("failed")
+    elif steps and steps[-1].kind == "text":
         path.append("answer")
     return " → ".join(path)
 

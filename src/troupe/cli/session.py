@@ -26,7 +26,7 @@ from ..runtime.assistant import Assistant
 from ..runtime.events import Step, steps
 from ..settings import load_settings
 from ..tree import build_agent_tree
-from .render import path_summary, render_step
+from .render import error_line, path_summary, render_step
 
 EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 YES_WORDS = {"y", "yes"}
@@ -123,11 +123,11 @@ class ChatSession:
                     flush=True,
                 )
             else:
-                self.console.print(f"[bold red]turn failed:[/] {type(exc).__name__}: {exc}")
+                self.console.print(f"[bold red]turn failed:[/] {escape(error_line(exc))}")
             return False
         if not self.json_output and done:
-            self.console.print(f"[dim]path: {path_summary(done)}[/]")
-        return True
+            self.console.print(f"[dim]path: {escape(path_summary(done))}[/]")
+        return not any(step.kind == "error" for step in done)
 
     async def repl(self) -> None:
         """Read messages until /exit or end of input."""
@@ -160,10 +160,12 @@ class ChatSession:
         """Close the browser and MCP servers the tools may have started, and the session store."""
         from ..builtins.browser_session import close_shared_browser
         from ..mcp import close_toolsets
+        from ..remote import close_remote_agents
         from ..sessions import close_session_store
 
         await close_shared_browser()
         await close_toolsets(self.assistant.root_agent)
+        await close_remote_agents(self.assistant.root_agent)
         await close_session_store(self.assistant.session_service)
 
     async def _ask(self, request: ApprovalRequest) -> bool:

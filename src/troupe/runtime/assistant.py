@@ -37,6 +37,7 @@ from ..prompts import (
     reroute_message,
 )
 from ..tool_results import readable_result
+from .events import is_failure
 from .guards import Guards, TurnRecord, stop_message
 from .tracing import TraceStore, build_trace
 
@@ -236,6 +237,7 @@ class Assistant:
         answered = False
         nudged = False
         paused = False
+        failed = False
         while message is not None:
             pending, pending_agent = message, agent
             message, agent = None, None
@@ -243,6 +245,8 @@ class Assistant:
             async for event in self._run_with_retry(session_id, pending, pending_agent):
                 if event.long_running_tool_ids:
                     paused = True  # waiting for a person, e.g. to approve a tool call
+                if is_failure(event):
+                    failed = True  # e.g. a remote agent failed: the error is the last word
                 shown = visible_text(event)
                 if recovering and shown and is_rejection(shown):
                     logger.info("%s rejected the task: %s", event.author, shown.strip())
@@ -251,7 +255,7 @@ class Assistant:
                 if shown:
                     answered = True
                 yield event
-            if paused or not recovering or turn is None or turn.stop_reason is not None:
+            if failed or paused or not recovering or turn is None or turn.stop_reason is not None:
                 break
             if rejected_now and not answered:
                 target = self._handoff_target(turn)
@@ -264,7 +268,7 @@ class Assistant:
             elif not answered and not nudged:
                 nudged = True
                 message = NUDGE_MESSAGE
-        if recovering and turn is not None and not answered and not paused:
+        if recovering and turn is not None and not answered and not paused and not failed:
             yield note_event(self._fallback_text(turn))
 
     def _handoff_target(self, turn: TurnRecord) -> str | None:

@@ -10,7 +10,7 @@ from google.adk.events.event import Event
 
 from ..prompts import TRANSFER_TOOL
 
-EventKind = Literal["transfer", "tool_call", "tool_result", "text"]
+EventKind = Literal["transfer", "tool_call", "tool_result", "text", "error"]
 
 
 @dataclass(frozen=True)
@@ -20,11 +20,11 @@ class Step:
     author: str
     """The agent that produced it."""
     kind: EventKind
-    """transfer, tool_call, tool_result or text."""
+    """transfer, tool_call, tool_result, text, or error (the turn failed)."""
     name: str | None
-    """Transfer target, or the tool's name; None for text."""
+    """Transfer target, the tool's name, or an error's code; None for text."""
     text: str
-    """The text, the call's arguments as JSON, or the result as JSON."""
+    """The text, the call's arguments as JSON, the result as JSON, or why it failed."""
 
     def to_json(self) -> str:
         """One JSON object: author, kind, name, text."""
@@ -42,6 +42,8 @@ def steps(event: Event) -> list[Step]:
     """The steps one ADK event holds, in order."""
     if event.author == "user" or event.partial:
         return []
+    if is_failure(event):
+        return [Step(event.author, "error", event.error_code, event.error_message or "")]
     if not event.content:
         # A hand-off troupe recorded itself carries a transfer and no content.
         target = event.actions.transfer_to_agent if event.actions else None
@@ -63,6 +65,12 @@ def steps(event: Event) -> list[Step]:
         elif part.text and not part.thought:
             out.append(Step(event.author, "text", None, part.text))
     return out
+
+
+def is_failure(event: Event) -> bool:
+    """True for an event that reports a failure instead of content (a remote
+    agent that could not answer, for one); it ends the turn."""
+    return bool(event.error_message) and not (event.content and event.content.parts)
 
 
 def _is_error(response: Any) -> bool:

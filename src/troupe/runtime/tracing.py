@@ -233,6 +233,9 @@ def build_trace(
     answer = "\n".join(s.text for s in all_steps if s.kind == "text").strip()
     path = ["orchestrator"] if all_steps and all_steps[0].author == "orchestrator" else []
     path += [s.name for s in all_steps if s.kind == "transfer" and s.name]
+    failure = next((s for s in all_steps if s.kind == "error"), None)
+    if failure is not None and outcome == "answered":
+        outcome, error = "error", failure.text
     if record is not None and outcome == "answered":
         if record.stop_reason:
             outcome = "stopped"
