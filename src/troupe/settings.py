@@ -1,110 +1,214 @@
-"""Assemble a :class:`Config` from a config file and command-line options."""
+"""Settings: every option troupe reads, declared once, and the layers that set it.
+
+:class:`Settings` is the single source of names, defaults, bounds and help text
+(the team's options come from :class:`troupe.options.TeamOptions`). Values are
+layered onto it in one order, highest first:
+
+1. command-line options (``--data-dir``, ``--model``, ...),
+2. environment variables ``TROUPE_<FIELD>`` (``TROUPE_DATA_DIR``, ``TROUPE_MODEL``, ...),
+3. the YAML file (``--config`` or ``TROUPE_CONFIG``),
+4. the defaults declared here.
+
+Every command resolves the data directory (and everything else) through
+:func:`load_settings`, so ``troupe secrets``, ``troupe trace`` and
+``troupe chat`` always agree on where data lives.
+"""
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from .builtins import builtin_tools
-from .builtins.operator import DEFAULT_TIMEOUT_S
-from .builtins.shell_policy import DEFAULT_DENY_COMMANDS
-from .config import Config, ConfigFile, ShellSection, merged_agent_options, read_config_file
-from .remote import build_remote_agents
-from .sessions import SESSION_STORE_ENV, default_session_store
-from .tools import Tool
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .builtins._process import check_pass_env
+from .builtins.shell_policy import compile_deny_list
+from .errors import ConfigError
+from .mcp.entries import McpServerEntry
+from .options import TeamOptions, describe_errors
+from .paths import DATA_DIR_ENV, default_data_dir
+from .remote import RemoteAgentEntry
+from .sessions import default_session_store
+
+if TYPE_CHECKING:
+    from .config import Config
 
 CONFIG_ENV = "TROUPE_CONFIG"
-DATA_DIR_ENV = "TROUPE_DATA_DIR"
+ENV_PREFIX = "TROUPE_"
 AUTH_TOKEN_ENV = "TROUPE_AUTH_TOKEN"
 
+__all__ = [
+    "AUTH_TOKEN_ENV",
+    "CONFIG_ENV",
+    "DATA_DIR_ENV",
+    "Settings",
+    "ShellSection",
+    "default_data_dir",
+    "load_config",
+    "load_settings",
+    "read_config_file",
+]
 
-def default_data_dir() -> Path:
-    """TROUPE_DATA_DIR, else $XDG_DATA_HOME/troupe, else ~/.local/share/troupe."""
-    if env := os.environ.get(DATA_DIR_ENV):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "troupe"
+
+class ShellSection(BaseModel):
+    """The ``shell`` section of ``troupe.yaml``: how exec_shell and skill_run run commands."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deny_commands: list[str] = Field(
+        default_factory=list,
+        description="More regular expressions to refuse, on top of the built-in deny list.",
+    )
+    pass_env: list[str] = Field(
+        default_factory=list,
+        description="Credential-like variables of troupe's environment that commands may see.",
+    )
+    timeout_s: float | None = Field(
+        default=None, gt=0, le=3600, description="Seconds a command may run (default 30)."
+    )
+
+    @field_validator("deny_commands")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        compile_deny_list(patterns)
+        return patterns
+
+    @field_validator("pass_env")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        check_pass_env(names)
+        return names
 
 
-@dataclass
-class Settings:
-    """A Config plus the settings around it (where data lives)."""
+class Settings(TeamOptions):
+    """Every option of ``troupe.yaml``, ``TROUPE_*`` and the CLI, with its default."""
 
-    config: Config
-    data_dir: Path
-    workspace: Path
-    session_store: str = ""
-    """Session store URL; empty means ``sessions.db`` in ``data_dir``."""
-    auth_token: str | None = None
-    """Bearer token ``troupe serve`` requires on every route but health."""
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    def __post_init__(self) -> None:
+    model: str | None = Field(
+        default=None,
+        description="Model name: offline, gemini-2.5-flash, openai/gpt-4o-mini, ...; "
+        "none picks offline unless a key is configured.",
+    )
+    fallback_model: str | None = Field(
+        default=None, description="Model used when the primary still fails after retries."
+    )
+    topology: str = Field(default="default", description="default, classic or a YAML file.")
+    workspace: Path = Field(
+        default_factory=Path.cwd, description="Directory the file and shell tools may use."
+    )
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Where sessions, stores and traces live (XDG data home /troupe).",
+    )
+    session_store: str = Field(
+        default="",
+        description="Session store URL (sqlite:///..., postgresql+asyncpg://..., memory://); "
+        "empty means sessions.db in the data directory.",
+    )
+    builtin_tools: bool = Field(default=True, description="Register troupe's built-in tools.")
+    auth_token: str | None = Field(
+        default=None, description="Bearer token `troupe serve` requires on every route."
+    )
+    remote_agents: list[RemoteAgentEntry] = Field(
+        default_factory=list, description="A2A agents added as sub-agents."
+    )
+    mcp_servers: list[McpServerEntry] = Field(
+        default_factory=list, description="MCP servers (stdio command or streamable HTTP url)."
+    )
+    shell: ShellSection = Field(
+        default_factory=ShellSection, description="Deny list, environment and timeout of commands."
+    )
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.workspace = self.workspace.expanduser().resolve()
+        self.data_dir = self.data_dir.expanduser()
         if not self.session_store:
             self.session_store = default_session_store(self.data_dir)
 
+    @cached_property
+    def config(self) -> Config:
+        """The :class:`troupe.Config` these settings describe (built-in tools included)."""
+        from .builtins import builtin_tools
+        from .builtins.operator import DEFAULT_TIMEOUT_S
+        from .builtins.shell_policy import DEFAULT_DENY_COMMANDS
+        from .config import Config
+        from .remote import build_remote_agents
+
+        tools = (
+            builtin_tools(
+                workspace=self.workspace,
+                data_dir=self.data_dir,
+                deny_commands=[*DEFAULT_DENY_COMMANDS, *self.shell.deny_commands],
+                pass_env=self.shell.pass_env,
+                shell_timeout_s=self.shell.timeout_s or DEFAULT_TIMEOUT_S,
+            )
+            if self.builtin_tools
+            else []
+        )
+        shared = self.model_dump(include=set(TeamOptions.model_fields))
+        return Config(
+            **shared,
+            tools=tools,
+            model=self.model,
+            fallback_model=self.fallback_model,
+            topology=self.topology,
+            remote_agents=build_remote_agents(self.remote_agents),
+            mcp_servers=[entry.to_server() for entry in self.mcp_servers],
+        )
+
 
 def load_settings(
-    *,
-    config_path: str | Path | None = None,
-    model: str | None = None,
-    workspace: str | Path | None = None,
-    topology: str | None = None,
-    multi_agent: bool | None = None,
-    data_dir: str | Path | None = None,
-    session_store: str | None = None,
+    *, config_path: str | Path | None = None, environ: Mapping[str, str] | None = None, **cli: Any
 ) -> Settings:
-    """Merge a config file (``--config`` or TROUPE_CONFIG) with explicit options.
+    """The settings from the CLI options in ``cli``, ``TROUPE_*``, the file and the defaults.
 
-    Options given here win over the file; the file wins over defaults.
-    TROUPE_SESSION_STORE and TROUPE_AUTH_TOKEN win over the file too.
+    ``cli`` takes any :class:`Settings` field; a None value means "not given".
+    The file is ``config_path`` or TROUPE_CONFIG.
+
+    Raises:
+        ConfigError: naming each bad value and the layer it came from.
     """
-    path = config_path or os.environ.get(CONFIG_ENV)
-    parsed = read_config_file(path) if path else None
-    file_multi, file_rounds = merged_agent_options(parsed) if parsed else (None, None)
-    ws = Path(workspace or (parsed.workspace if parsed and parsed.workspace else os.getcwd()))
-    ws = ws.expanduser().resolve()
-    use_builtins = parsed.builtin_tools if parsed else True
-    data = _data_dir(data_dir, parsed.data_dir if parsed else None, path)
-    config = Config(
-        tools=_builtins(ws, data, parsed) if use_builtins else [],
-        model=model or (parsed.model if parsed else None),
-        api_base=parsed.api_base if parsed else None,
-        system_prompt=parsed.system_prompt if parsed else None,
-        multi_agent=multi_agent
-        if multi_agent is not None
-        else (file_multi if file_multi is not None else True),
-        max_delegation_rounds=file_rounds or 0,
-        topology=topology or (parsed.topology if parsed and parsed.topology else "default"),
-        remote_agents=build_remote_agents(parsed.remote_agents) if parsed else (),
-        mcp_servers=[entry.to_server() for entry in parsed.mcp_servers] if parsed else (),
-        session_store=session_store
-        or os.environ.get(SESSION_STORE_ENV)
-        or (parsed.session_store if parsed else None),
-        **_runtime_options(parsed),
+    env = os.environ if environ is None else environ
+    path = config_path or env.get(CONFIG_ENV)
+    layers: list[tuple[str, dict[str, Any]]] = []
+    if path:
+        layers.append((f"config file {str(path)!r}", _file_layer(Path(path))))
+    layers.extend(
+        (f"environment variable {ENV_PREFIX}{k.upper()}", {k: v})
+        for k, v in _env_layer(env).items()
     )
-    return Settings(
-        config=config,
-        data_dir=data,
-        workspace=ws,
-        session_store=config.session_store or "",
-        auth_token=os.environ.get(AUTH_TOKEN_ENV) or (parsed.auth_token if parsed else None),
+    unknown = sorted(set(cli) - set(Settings.model_fields))
+    if unknown:
+        raise TypeError(f"load_settings() got unknown options: {', '.join(unknown)}")
+    layers.extend(
+        (f"option --{k.replace('_', '-')}", {k: v}) for k, v in cli.items() if v is not None
     )
-
-
-def _data_dir(
-    option: str | Path | None, from_file: str | None, config_path: str | Path | None
-) -> Path:
-    """--data-dir, else the config file's data_dir (relative to the file), else the default."""
-    if option:
-        return Path(option).expanduser()
-    if from_file:
-        chosen = Path(from_file).expanduser()
-        if not chosen.is_absolute() and config_path:
-            chosen = Path(config_path).parent / chosen
-        return chosen
-    return default_data_dir()
+    merged: dict[str, Any] = {}
+    source: dict[str, str] = {}
+    for where, values in layers:
+        for key, value in values.items():
+            name = _field_name(key)
+            merged.pop(name, None)
+            merged.pop(_alias(name), None)
+            merged[key] = value
+            source[name] = where
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = [
+            f"field {name!r}: {said} (from {source.get(_field_name(name.split('.')[0]))})"
+            for name, said in describe_errors(exc, Settings)
+        ]
+        raise ConfigError("Invalid settings: " + "; ".join(problems) + ".") from None
+    if settings.remote_agents:
+        settings.config  # noqa: B018 - names, tokens and the A2A SDK are checked up front
+    return settings
 
 
 def load_config(path: str | Path, *, workspace: str | Path | None = None) -> Config:
@@ -116,21 +220,86 @@ def load_config(path: str | Path, *, workspace: str | Path | None = None) -> Con
     return load_settings(config_path=path, workspace=workspace).config
 
 
-def _builtins(workspace: Path, data_dir: Path, parsed: ConfigFile | None) -> list[Tool]:
-    """The built-in tools, with the file's ``shell`` section applied."""
-    shell = parsed.shell if parsed is not None else ShellSection()
-    return builtin_tools(
-        workspace=workspace,
-        data_dir=data_dir,
-        deny_commands=[*DEFAULT_DENY_COMMANDS, *shell.deny_commands],
-        pass_env=shell.pass_env,
-        shell_timeout_s=shell.timeout_s or DEFAULT_TIMEOUT_S,
-    )
+def read_config_file(path: str | Path) -> Settings:
+    """The settings of one YAML file alone (no environment, no options)."""
+    return load_settings(config_path=path, environ={})
 
 
-def _runtime_options(parsed: ConfigFile | None) -> dict[str, Any]:
-    """Config fields a file may set that have defaults of their own in Config."""
-    if parsed is None:
-        return {}
-    keys = ("fallback_model", "model_retries", "turn_timeout_s", "transfer_repair", "guards")
-    return {key: getattr(parsed, key) for key in keys if getattr(parsed, key) is not None}
+def _field_name(key: str) -> str:
+    for name, field in Settings.model_fields.items():
+        if key in (name, field.alias):
+            return name
+    return key
+
+
+def _alias(name: str) -> str:
+    field = Settings.model_fields.get(name)
+    return field.alias if field is not None and field.alias else name
+
+
+def _file_layer(file: Path) -> dict[str, Any]:
+    """The file's mapping, with ``agent.*`` lifted to the top and paths made absolute."""
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {str(file)!r}: {exc.strerror}.") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Config file {str(file)!r} is not valid YAML: {exc}.") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"Config file {str(file)!r} must be a mapping of settings, "
+            f"not a {type(raw).__name__}; write `key: value` lines."
+        )
+    agent = raw.pop("agent", None)
+    if agent is not None:
+        if not isinstance(agent, dict) or set(agent) - {"multiAgent", "maxDelegationRounds"}:
+            raise ConfigError(
+                f"Config file {str(file)!r}: 'agent' takes only multiAgent and "
+                f"maxDelegationRounds, not {agent!r}."
+            )
+        for key, value in agent.items():
+            raw.pop(_field_name(key), None)
+            raw[key] = value
+    topology = raw.get("topology")
+    if isinstance(topology, str) and topology.endswith((".yaml", ".yml")):
+        raw["topology"] = str((file.parent / Path(topology).expanduser()).resolve())
+    if isinstance(raw.get("data_dir"), str):
+        raw["data_dir"] = file.parent / Path(raw["data_dir"]).expanduser()
+    # YAML reads 1e23 as text; a number-valued field gets it as the number it reads as.
+    return {
+        key: _scalar(value)
+        if isinstance(value, str) and _kinds(_field_name(key)) & {int, float}
+        else value
+        for key, value in raw.items()
+    }
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """``TROUPE_<FIELD>`` for every field a single value can set."""
+    found: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        raw = env.get(f"{ENV_PREFIX}{name.upper()}")
+        if not raw:
+            continue
+        kinds = _kinds(name)
+        if kinds & {str, Path}:
+            found[name] = raw
+        elif kinds & {int, float, bool}:
+            found[name] = _scalar(raw)
+    return found
+
+
+def _kinds(name: str) -> set[Any]:
+    """The types a field's annotation allows, None left out."""
+    field = Settings.model_fields.get(name)
+    if field is None:
+        return set()
+    return {field.annotation, *get_args(field.annotation)} - {type(None)}
+
+
+def _scalar(text: str) -> Any:
+    """``"10"`` -> 10, ``"2.5"`` -> 2.5, ``"true"`` -> True; anything else stays text."""
+    try:
+        return json.loads(text.strip().lower())
+    except ValueError:
+        return text

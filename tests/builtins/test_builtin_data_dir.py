@@ -1,4 +1,4 @@
-"""The stores follow --data-dir, the config file's data_dir, then TROUPE_DATA_DIR."""
+"""The stores follow --data-dir, then TROUPE_DATA_DIR, then the config file's data_dir."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ async def test_data_dir_option_places_the_stores(tmp_path: Path, run_with: Any) 
 
 
 async def test_a_config_files_data_dir_is_relative_to_the_file(
-    tmp_path: Path, run_with: Any
+    tmp_path: Path, run_with: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("TROUPE_DATA_DIR")  # the environment would win over the file
     config = tmp_path / "conf" / "troupe.yaml"
     config.parent.mkdir()
     config.write_text("data_dir: store-here\n")

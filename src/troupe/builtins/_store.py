@@ -14,6 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ..errors import TroupeError
+from ..paths import default_data_dir
 
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 
@@ -29,10 +30,6 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
     """``data_dir`` if given, else troupe's default data directory (TROUPE_DATA_DIR, ...)."""
     if data_dir is not None:
         return Path(data_dir).expanduser()
-    # Imported here: settings imports the built-ins, so a module-level import
-    # would be circular.
-    from ..settings import default_data_dir
-
     return default_data_dir()
 
 

@@ -99,12 +99,11 @@ def _run(
     limit: int | None,
     concurrency: int,
 ) -> dict[str, Any]:
-    from ..config import read_config_file
     from ..evaluation.dataset import load_cases, spread
     from ..evaluation.report import build_report
     from ..evaluation.runner import build_eval_tree, evaluate_cases
     from ..models.resolve import model_label
-    from ..settings import CONFIG_ENV
+    from ..settings import CONFIG_ENV, read_config_file
 
     config_path = config or os.environ.get(CONFIG_ENV)
     if config_path:

@@ -29,3 +29,10 @@ DataDirOpt = Annotated[
         "--data-dir", help="troupe's data directory: sessions, stores, traces (TROUPE_DATA_DIR)."
     ),
 ]
+
+
+def resolved_data_dir(config: Path | None, data_dir: Path | None) -> Path:
+    """The data directory every command uses: --data-dir > TROUPE_DATA_DIR > file > default."""
+    from ..settings import load_settings
+
+    return load_settings(config_path=config, data_dir=data_dir).data_dir

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ..builtins.secret_store import SecretStore
 from ..errors import TroupeError
-from .options import DataDirOpt
+from .options import ConfigOpt, DataDirOpt, resolved_data_dir
 
 secrets_app = typer.Typer(
     help="The vault's secrets. Values typed here never reach a model.", no_args_is_help=True
@@ -21,10 +21,8 @@ secrets_app = typer.Typer(
 console = Console(highlight=False)
 
 
-def _vault(data_dir: Path | None) -> SecretStore:
-    from ..settings import default_data_dir
-
-    return SecretStore(data_dir or default_data_dir())
+def _vault(config: Path | None, data_dir: Path | None) -> SecretStore:
+    return SecretStore(resolved_data_dir(config, data_dir))
 
 
 def _fail(message: str) -> typer.Exit:
@@ -39,6 +37,7 @@ def set_secret(
         str | None, typer.Option("--from-env", help="Read the value from this variable.")
     ] = None,
     data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Store a secret; the value is asked for without echo (or read from --from-env)."""
     from ..builtins.secret_store import SECRET_NAME
@@ -59,7 +58,7 @@ def set_secret(
     if not value:
         raise _fail("the value is empty; nothing was stored")
     try:
-        replaced = _vault(data_dir).set(name, value)
+        replaced = _vault(config, data_dir).set(name, value)
     except TroupeError as exc:
         raise _fail(str(exc)) from None
     verb = "replaced" if replaced else "stored"
@@ -67,10 +66,10 @@ def set_secret(
 
 
 @secrets_app.command("list")
-def list_secrets(data_dir: DataDirOpt = None) -> None:
+def list_secrets(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> None:
     """Secret names and dates (never values)."""
     try:
-        rows = _vault(data_dir).describe()
+        rows = _vault(config, data_dir).describe()
     except TroupeError as exc:
         raise _fail(str(exc)) from None
     if not rows:
@@ -87,10 +86,11 @@ def delete_secret(
     name: Annotated[str, typer.Argument(help="Secret to delete.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Delete a secret (asks first unless --yes)."""
     try:
-        vault = _vault(data_dir)
+        vault = _vault(config, data_dir)
         vault.require(name)  # no question about a secret that is not there
         if not yes and not typer.confirm(f"Delete secret {name}?", default=False):
             console.print("kept")

@@ -13,8 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
+from ..errors import TroupeError
 from ..runtime.tracing import Trace, TraceStore
-from .options import DataDirOpt
+from .options import ConfigOpt, DataDirOpt, resolved_data_dir
 
 trace_app = typer.Typer(
     help="Traces of past turns: path, model and tool calls.", no_args_is_help=True
@@ -22,10 +23,12 @@ trace_app = typer.Typer(
 console = Console(highlight=False)
 
 
-def _store(data_dir: Path | None) -> TraceStore:
-    from ..settings import default_data_dir
-
-    return TraceStore((data_dir or default_data_dir()) / "traces.db")
+def _store(config: Path | None, data_dir: Path | None) -> TraceStore:
+    try:
+        return TraceStore(resolved_data_dir(config, data_dir) / "traces.db")
+    except TroupeError as exc:
+        console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(code=2) from None
 
 
 def _when(ts: float) -> str:
@@ -37,9 +40,10 @@ def list_traces(
     limit: Annotated[int, typer.Option(help="How many, newest first.", min=1)] = 20,
     session: Annotated[str | None, typer.Option(help="Only this session.")] = None,
     data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """The newest traces: when, session, request, path, outcome, calls and time."""
-    traces = _store(data_dir).list(limit=limit, session_id=session)
+    traces = _store(config, data_dir).list(limit=limit, session_id=session)
     if not traces:
         console.print("No traces yet: run `troupe chat` first.")
         return
@@ -103,9 +107,10 @@ def show_trace(
     trace_id: Annotated[str, typer.Argument(help="A trace id (or a unique prefix).")],
     json_output: Annotated[bool, typer.Option("--json", help="Print the raw JSON.")] = False,
     data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """One trace in full."""
-    trace = _store(data_dir).get(trace_id)
+    trace = _store(config, data_dir).get(trace_id)
     if trace is None:
         console.print(f"[red]No single trace matches {trace_id!r}[/]; see `troupe trace list`.")
         raise typer.Exit(code=1)
