@@ -280,20 +280,25 @@ async def test_exec_shell_stops_a_command_at_the_timeout(workspace: Path) -> Non
 
     exec_shell = _tool(operator_tools(Workspace(workspace), timeout_s=0.3), "exec_shell")
 
-    result = await exec_shell.func("echo $$ > shell.pid; sleep 30")
+    # The command runs in its own pid namespace, so it is found by its unique argument.
+    result = await exec_shell.func("sleep 30.0417 & sleep 30.0417")
 
     assert "timed out after 0.3 s" in result["error"]
-    pid = int((workspace / "shell.pid").read_text())
-    assert _is_gone(pid)
+    assert _running_with_argument("30.0417") == []
 
 
-def _is_gone(pid: int) -> bool:
+def _running_with_argument(arg: str) -> list[int]:
     # Killed processes may linger as zombies until reaped; either way they stopped.
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    return "State:\tZ" in status
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            zombie = "State:\tZ" in (proc / "status").read_text()
+        except (OSError, ValueError):
+            continue
+        if arg.encode() in argv and not zombie:
+            found.append(int(proc.name))
+    return found
 
 
 async def test_exec_shell_caps_its_output(workspace: Path) -> None:

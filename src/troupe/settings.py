@@ -66,7 +66,10 @@ class ShellSection(BaseModel):
     )
     pass_env: list[str] = Field(
         default_factory=list,
-        description="Credential-like variables of troupe's environment that commands may see.",
+        description="Variables of troupe's environment that commands may see (none by default).",
+    )
+    network: bool = Field(
+        default=False, description="Let approved commands reach the network (default: off)."
     )
     timeout_s: float | None = Field(
         default=None, gt=0, le=3600, description="Seconds a command may run (default 30)."
@@ -147,6 +150,7 @@ class Settings(TeamOptions):
                 deny_commands=[*DEFAULT_DENY_COMMANDS, *self.shell.deny_commands],
                 pass_env=self.shell.pass_env,
                 shell_timeout_s=self.shell.timeout_s or DEFAULT_TIMEOUT_S,
+                shell_network=self.shell.network,
             )
             if self.builtin_tools
             else []

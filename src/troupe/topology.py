@@ -8,7 +8,7 @@ Users can load their own from YAML with :func:`load_topology`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -45,6 +45,19 @@ class AgentSpec:
     """Tasks the agent must refuse, pointing the orchestrator elsewhere."""
     always_include: bool = False
     """Create the agent even when it owns no tools (e.g. the planner)."""
+    capabilities: Mapping[str, str] = field(default_factory=dict)
+    """Prefix -> what the tools with that prefix do, in plain words (``weather_``:
+    ``weather forecasts``). The orchestrator reads these phrases, never tool names."""
+    synonyms: tuple[str, ...] = ()
+    """Other names a model may use for this agent (``executor``, ``shell``, ``browser``);
+    a transfer to one of them is repaired to this agent."""
+
+    def capability(self, tool_name: str) -> str | None:
+        """The phrase of the longest of this agent's prefixes ``tool_name`` starts with."""
+        for prefix in sorted(self.capabilities, key=len, reverse=True):
+            if tool_name.startswith(prefix):
+                return self.capabilities[prefix]
+        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,6 +85,10 @@ class Topology:
                 return agent
         raise KeyError(name)
 
+    def capabilities(self) -> dict[str, str]:
+        """Every agent's prefix -> capability phrase, in tree order."""
+        return {p: phrase for spec in self.agents for p, phrase in spec.capabilities.items()}
+
     def matching_order(self) -> list[AgentSpec]:
         """Specs in the order their prefixes are tried during partitioning."""
         if not self.match_order:
@@ -89,7 +106,15 @@ class _AgentSpecFile(BaseModel):
     name: str = Field(description="Exact agent name, a Python identifier.")
     description: str = Field(default="", description="The agent's role.")
     instruction: str = ""
-    prefixes: list[str] = Field(default_factory=list)
+    prefixes: list[str] = Field(
+        default_factory=list, description="Tool-name prefixes; default: capabilities' keys."
+    )
+    capabilities: dict[str, str] = Field(
+        default_factory=dict, description="Prefix -> capability phrase, e.g. weather_: forecasts."
+    )
+    synonyms: list[str] = Field(
+        default_factory=list, description="Other names a model may use for this agent."
+    )
     keywords: list[str] = Field(default_factory=list)
     accepts: str = ""
     returns: str = ""
@@ -149,7 +174,9 @@ def load_topology(path: str | Path) -> Topology:
                 name=a.name,
                 description=a.description,
                 instruction=a.instruction,
-                prefixes=tuple(a.prefixes),
+                prefixes=tuple(a.prefixes or a.capabilities),
+                capabilities=dict(a.capabilities),
+                synonyms=tuple(a.synonyms),
                 keywords=tuple(a.keywords),
                 accepts=a.accepts,
                 returns=a.returns,
@@ -193,6 +220,14 @@ def validate_topology(topology: Topology, *, source: str | None = None) -> None:
                 f"{agent.name!r}; every agent needs a unique name."
             )
         seen.add(agent.name)
+        for prefix in agent.capabilities:
+            if prefix not in agent.prefixes:
+                raise ConfigError(
+                    f"{where} is invalid: field 'agents[{index}].capabilities' describes "
+                    f"{prefix!r}, which is not one of the agent's prefixes "
+                    f"({', '.join(agent.prefixes) or 'none'}); add it to 'prefixes' or "
+                    "leave 'prefixes' out to use the capabilities' keys."
+                )
     for index, name in enumerate(topology.match_order):
         if name not in seen:
             raise ConfigError(

@@ -14,7 +14,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 from typing_extensions import override
 
 from .config import Config
@@ -22,7 +22,7 @@ from .errors import ConfigError, ToolAdapterError
 from .mcp import McpPlan, place_servers, plan_servers
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
-from .routing.capabilities import capability_description
+from .routing.capabilities import capability_description, capability_list
 from .routing.instructions import (
     RouteEntry,
     agent_description,
@@ -36,7 +36,7 @@ from .runtime.approvals import refusal
 from .runtime.guards import Guards, GuardSettings
 from .runtime.tracing import Tracer
 from .tools import Tool, validate_tools
-from .topology import ORCHESTRATOR_NAME, AgentSpec, resolve_topology
+from .topology import ORCHESTRATOR_NAME, AgentSpec, Topology, resolve_topology
 
 SINGLE_AGENT_NAME = "assistant"
 
@@ -48,6 +48,9 @@ class TroupeAgent(LlmAgent):
     placeholder and fails when the state has no such key; a user's system
     prompt with a brace in it (JSON, code) must not break a run.
     """
+
+    capabilities: list[str] = Field(default_factory=list)
+    """What the agent's tools do, in the topology's words (``troupe tree``, the A2A card)."""
 
     _troupe_guards: Guards | None = PrivateAttr(default=None)
 
@@ -118,11 +121,11 @@ def _adapt(tools: Sequence[Tool], agent_name: str, config: Config) -> list[BaseT
     return adapted
 
 
-def _route_entry(spec: AgentSpec, tools: Sequence[Tool]) -> RouteEntry:
+def _route_entry(spec: AgentSpec, tools: Sequence[Tool], topology: Topology) -> RouteEntry:
     return RouteEntry(
         name=spec.name,
         role=spec.description,
-        capabilities=capability_description(tools) if tools else "",
+        capabilities=capability_description(tools, topology) if tools else "",
         keywords=spec.keywords,
         accepts=spec.accepts,
         returns=spec.returns,
@@ -171,7 +174,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
     _check_remote_names(remote, [spec.name for spec, _ in chosen])
     # What each agent is described by: its tools plus its MCP servers' capabilities.
     described_by = {spec.name: [*owned, *mcp.stand_ins(spec.name)] for spec, owned in chosen}
-    entries = [_route_entry(spec, described_by[spec.name]) for spec, _ in chosen]
+    entries = [_route_entry(spec, described_by[spec.name], topology) for spec, _ in chosen]
     entries += [remote_route_entry(agent) for agent in remote]
 
     sub_agents: list[BaseAgent] = []
@@ -181,7 +184,8 @@ def build_agent_tree(config: Config) -> LlmAgent:
             TroupeAgent(
                 name=spec.name,
                 model=model,
-                description=agent_description(spec.description, described),
+                description=agent_description(spec.description, described, topology),
+                capabilities=capability_list(described, topology),
                 instruction=build_specialist_instruction(
                     name=spec.name,
                     role=spec.description,
@@ -192,6 +196,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
                     cannot_do=spec.cannot_do,
                     team=entries,
                     keywords=spec.keywords,
+                    topology=topology,
                 ),
                 tools=[
                     *_adapt(owned, spec.name, config),

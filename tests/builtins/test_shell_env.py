@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from troupe import ConfigError, builtin_tools, load_config
-from troupe.builtins._process import inherited_env
+from troupe.sandbox import command_env
 
 PLAINTEXT = "sk-live-0123456789abcdef"
 
@@ -17,50 +17,49 @@ PLAINTEXT = "sk-live-0123456789abcdef"
     "name",
     [
         "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
         "GITHUB_TOKEN",
         "AWS_SECRET_ACCESS_KEY",
-        "AWS_ACCESS_KEY_ID",
-        "PGPASSWORD",
-        "GOOGLE_APPLICATION_CREDENTIALS",
         "TROUPE_SECRET_KEY",
+        "PYTHONPATH",
+        "LD_PRELOAD",
+        "TOKENIZERS_PARALLELISM",
     ],
 )
-def test_credential_variables_are_not_inherited(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+def test_a_command_environment_starts_from_scratch(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     monkeypatch.setenv(name, PLAINTEXT)
 
-    assert name not in inherited_env()
+    assert name not in command_env()
 
 
-@pytest.mark.parametrize("name", ["PATH", "HOME", "LANG", "TOKENIZERS_PARALLELISM", "KEYMAP"])
-def test_ordinary_variables_are_inherited(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    monkeypatch.setenv(name, "plain")
-
-    assert inherited_env()[name] == "plain"
-
-
-def test_pass_env_lets_a_named_credential_through_but_never_the_vault_key(
+def test_a_command_environment_has_path_home_and_lang_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("GITHUB_TOKEN", PLAINTEXT)
-    monkeypatch.setenv("TROUPE_SECRET_KEY", PLAINTEXT)
+    monkeypatch.setenv("HOME", "/root")
 
-    env = inherited_env({"GITHUB_TOKEN", "TROUPE_SECRET_KEY"})
+    env = command_env()
+
+    assert set(env) == {"PATH", "HOME", "LANG"} and env["HOME"] == "/tmp"
+
+
+def test_pass_env_lets_a_named_variable_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", PLAINTEXT)
+
+    env = command_env(pass_env={"GITHUB_TOKEN"})
 
     assert env["GITHUB_TOKEN"] == PLAINTEXT
-    assert "TROUPE_SECRET_KEY" not in env
 
 
 async def test_exec_shell_cannot_print_the_model_key_troupe_runs_with(
     run_tool: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", PLAINTEXT)
-    monkeypatch.setenv("TROUPE_TEST_PLAIN", "visible-value")
 
     result = (await run_tool("exec_shell", {"command": "env"})).response
 
     assert result["exit_code"] == 0
-    assert "TROUPE_TEST_PLAIN=visible-value" in result["stdout"]
+    assert "PATH=" in result["stdout"]
     assert PLAINTEXT not in result["stdout"]
     assert "OPENAI_API_KEY" not in result["stdout"]
 

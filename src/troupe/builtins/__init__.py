@@ -26,13 +26,15 @@ def builtin_tools(
     deny_commands: Sequence[str] | None = None,
     pass_env: Sequence[str] = (),
     shell_timeout_s: float = DEFAULT_TIMEOUT_S,
+    shell_network: bool = False,
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
     The librarian, chronicler and vault keep their SQLite stores in ``data_dir``
     (default: TROUPE_DATA_DIR, else ~/.local/share/troupe); the files are
     created on first use, not here. ``deny_commands``, ``pass_env`` and
-    ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`).
+    ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`);
+    their commands run in a bubblewrap jail without network unless ``shell_network``.
     """
     ws = Workspace(workspace)
     data = resolve_data_dir(data_dir)
@@ -47,6 +49,7 @@ def builtin_tools(
             skills=knowledge,
             secrets=secrets,
             private_dirs=[data],
+            network=shell_network,
         ),
         *vault_tools(ws, secrets),
         *librarian_tools(knowledge),

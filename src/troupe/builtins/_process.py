@@ -1,4 +1,4 @@
-"""Run a child process for exec_shell and skill_run: timeout, capped output, clean env."""
+"""Run a child process for exec_shell and skill_run: timeout, capped output, checked env."""
 
 from __future__ import annotations
 
@@ -7,26 +7,21 @@ import contextlib
 import os
 import re
 import signal
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..sandbox import is_hook_variable
 from ._args import BadArgument
 from ._vault_key import KEY_ENV
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_MAX_ENV_VARS = 64
+_MAX_ENV_VALUE = 32_768
 # Never handed to a child: with it, a command could decrypt every stored secret.
 _PRIVATE_ENV = frozenset({KEY_ENV})
-CREDENTIAL_NAME = re.compile(
-    r"(?:^|_)(?:KEY|APIKEY|SECRET|TOKEN|CREDENTIALS?|AUTH|COOKIE)(?:_|$)|PASSW(?:OR)?D|PASSPHRASE",
-    re.IGNORECASE,
-)
-"""Names of troupe's own variables that a child does not inherit (OPENAI_API_KEY,
-GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD ...): a command the model writes
-must not be able to print the keys troupe runs with. ``pass_env`` lets named
-ones through; a secret the command needs goes in ``env`` as ``{{secret:NAME}}``."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +39,8 @@ def env_arg(value: Any) -> dict[str, str]:
     """Validate an ``env`` argument: a mapping of variable names to text values."""
     if value is None:
         return {}
+    if isinstance(value, Mapping) and len(value) > _MAX_ENV_VARS:
+        raise BadArgument(f"env has {len(value)} variables", f"at most {_MAX_ENV_VARS}")
     accepted = "a mapping of variable names to text, e.g. {'API_TOKEN': '{{secret:GITHUB}}'}"
     if not isinstance(value, Mapping):
         raise BadArgument(f"env must be a mapping, got {type(value).__name__} {value!r}", accepted)
@@ -53,29 +50,17 @@ def env_arg(value: Any) -> dict[str, str]:
             raise BadArgument(f"env variable name {key!r} is not allowed", accepted)
         if key in _PRIVATE_ENV:
             raise BadArgument(f"env variable {key!r} is reserved for troupe", accepted)
+        if is_hook_variable(key):
+            raise BadArgument(
+                f"env variable {key!r} is read by a loader, an interpreter or git as code or "
+                "configuration, so a tool call may not set it",
+                accepted,
+            )
         if isinstance(item, bool) or not isinstance(item, str | int | float):
             raise BadArgument(f"env value for {key!r} must be text, got {item!r}", accepted)
+        if "\0" in str(item) or len(str(item)) > _MAX_ENV_VALUE:
+            raise BadArgument(f"env value for {key!r} has a NUL byte or is too long", accepted)
         env[key] = str(item)
-    return env
-
-
-def inherited_env(pass_env: Collection[str] = ()) -> dict[str, str]:
-    """The part of troupe's environment a child inherits.
-
-    Everything but troupe's vault key and variables whose names look like
-    credentials (:data:`CREDENTIAL_NAME`); names in ``pass_env`` are kept anyway.
-    """
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if name not in _PRIVATE_ENV and (name in pass_env or not CREDENTIAL_NAME.search(name))
-    }
-
-
-def child_env(extra: Mapping[str, str], pass_env: Collection[str] = ()) -> dict[str, str]:
-    """:func:`inherited_env` plus ``extra`` (the tool call's own ``env``)."""
-    env = inherited_env(pass_env)
-    env.update(extra)
     return env
 
 
@@ -110,11 +95,10 @@ async def run_process(
     env: Mapping[str, str],
     timeout_s: float,
     max_output_chars: int,
-    shell_command: str | None = None,
-    argv: Sequence[str] | None = None,
+    argv: Sequence[str],
     mask: Callable[[str], str] | None = None,
 ) -> ProcessResult:
-    """Run ``shell_command`` through the shell, or ``argv`` directly, in ``cwd``.
+    """Run ``argv`` in ``cwd`` with exactly ``env`` (nothing inherited).
 
     The child gets its own process group, so a timeout stops everything it started.
     ``mask`` is applied to the whole output before it is cut to size, so a cut
@@ -128,11 +112,7 @@ async def run_process(
         "stdin": asyncio.subprocess.DEVNULL,
         "start_new_session": True,
     }
-    if shell_command is not None:
-        proc = await asyncio.create_subprocess_shell(shell_command, **common)
-    else:
-        assert argv, "run_process needs shell_command or argv"
-        proc = await asyncio.create_subprocess_exec(*argv, **common)
+    proc = await asyncio.create_subprocess_exec(*argv, **common)
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
     except TimeoutError:

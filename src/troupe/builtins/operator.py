@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..sandbox import Jail, command_env
 from ..tools import Tool
 from ._args import BadArgument, guarded, name_arg, text_arg
-from ._process import ProcessResult, check_pass_env, child_env, env_arg, run_process
+from ._process import ProcessResult, check_pass_env, env_arg, run_process
 from .secret_store import SECRET_REF
 from .shell_policy import DEFAULT_DENY_COMMANDS, compile_deny_list, denied_by, needs_approval
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
@@ -37,13 +38,17 @@ def operator_tools(
     skills: KnowledgeStore | None = None,
     secrets: SecretStore | None = None,
     private_dirs: Sequence[str | Path] = (),
+    network: bool = False,
+    jail: Jail | None = None,
 ) -> list[Tool]:
     """fs_read, fs_list, fs_write, fs_edit, exec_shell and skill_run bound to ``workspace``.
 
     ``deny_commands`` are regular expressions for commands exec_shell refuses
     before anyone is asked (default: :data:`DEFAULT_DENY_COMMANDS`).
-    Commands inherit troupe's environment without its credentials (see
-    :data:`CREDENTIAL_NAME`); ``pass_env`` names variables to let through anyway.
+    Commands run in ``jail`` (default: a bubblewrap jail on the workspace that
+    hides ``private_dirs``; ``network`` lets approved commands reach the
+    network) with an environment built from scratch: PATH, HOME, LANG and the
+    variables ``pass_env`` names from troupe's own environment.
     ``skills`` is the store skill_run reads (no skill_run without it);
     ``secrets`` substitutes ``{{secret:NAME}}`` in exec_shell's ``env`` and masks
     secret values in output; the file tools refuse paths in ``private_dirs``
@@ -52,6 +57,8 @@ def operator_tools(
     deny_list = compile_deny_list(DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands)
     private = [Path(p).expanduser().resolve() for p in private_dirs]
     passed = frozenset(check_pass_env(pass_env))
+    jail = jail or Jail(workspace.root, hidden=tuple(private), network=network)
+    jail.status  # noqa: B018 - probe now, so an inactive sandbox is reported at start
 
     def mask(text: str) -> str:
         return secrets.mask(text) if secrets is not None else text
@@ -164,10 +171,12 @@ def operator_tools(
                 "secret references are not substituted in the command itself",
                 "env={'TOKEN': '{{secret:NAME}}'} and $TOKEN in the command",
             )
+        # Only a command that needed approval (and so got it) may write the workspace.
+        writer = shell_needs_approval(command, env)
         result = await run_process(
-            shell_command=command,
+            argv=jail.wrap(["/bin/sh", "-c", command], writable=writer),
             cwd=workspace.root,
-            env=child_env(secret_env(env), passed),
+            env=command_env(secret_env(env), passed),
             timeout_s=timeout_s,
             max_output_chars=max_output_chars,
             mask=mask,
@@ -243,9 +252,9 @@ def operator_tools(
                 "a skill whose script does not wipe, format or power off the machine",
             )
         result = await run_process(
-            argv=["/bin/sh", "-c", skill["body"], skill["name"], *argv],
+            argv=jail.wrap(["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True),
             cwd=workspace.root,
-            env=child_env(extra, passed),
+            env=command_env(extra, passed),
             timeout_s=timeout_s,
             max_output_chars=max_output_chars,
             mask=mask,
@@ -253,10 +262,15 @@ def operator_tools(
         return report(result, skill=skill["name"], kind="script", args=argv)
 
     def shell_needs_approval(command: str = "", env: Any = None, **_: Any) -> bool:
-        # Handing a secret to a command always asks, even for a read-only one.
-        if isinstance(env, dict) and any(SECRET_REF.search(str(v)) for v in env.values()):
-            return True
-        return needs_approval(command, workspace_root=workspace.root, deny_list=deny_list)
+        if not needs_approval(command, workspace_root=workspace.root, deny_list=deny_list):
+            if not isinstance(command, str) or not command.strip():
+                return False  # exec_shell answers an empty command itself
+            if denied_by(command, deny_list) is not None:
+                return False  # refused before anyone is asked
+            # A read-only look runs without asking only inside an active jail, and only
+            # with troupe's own environment (an env of the model's always asks).
+            return bool(env) or not jail.status.active
+        return True
 
     tools = [
         Tool.from_function(fs_read),

@@ -88,11 +88,14 @@ def tree(
 
         if not report_remote_agents(console, root.sub_agents):
             raise typer.Exit(code=1)
+    from rich.markup import escape
+
     from ..builtins.browser_session import browser_unavailable_reason
+    from ..sandbox import sandbox_status
 
+    jail = sandbox_status()
+    console.print(f"[{'green' if jail.active else 'bold red'}]{escape(jail.describe())}[/]")
     if (no_browser := browser_unavailable_reason()) is not None:
-        from rich.markup import escape
-
         console.print(f"[yellow]navigator tools not registered:[/] {escape(no_browser)}")
 
 

@@ -85,8 +85,10 @@ def path_summary(steps: Sequence[Step]) -> str:
     return " → ".join(path)
 
 
-def _capabilities(tools: Sequence[str], servers: Sequence[McpServerReport]) -> str:
-    caps = capability_list(tools)
+def _capabilities(
+    tools: Sequence[str], servers: Sequence[McpServerReport], known: Sequence[str] = ()
+) -> str:
+    caps = list(known) or capability_list(tools)
     caps += [r.placement.capability for r in servers if r.placement.capability not in caps]
     return ", ".join(caps)
 
@@ -130,7 +132,7 @@ def agent_tree(
         tools = agent_tools(sub)
         servers = [r for r in mcp if r.owner == sub.name]
         remote = not hasattr(sub, "instruction")
-        caps = _capabilities(tools, servers) or (
+        caps = _capabilities(tools, servers, getattr(sub, "capabilities", ())) or (
             sub.description or "remote agent" if remote else "no tools (reasoning only)"
         )
         kind = f" [magenta]({type(sub).__name__})[/]" if remote else ""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..prompts import REJECT_FORMAT, REJECT_MARKER, TRANSFER_TOOL
 from ..tools import Tool
+from ..topology import Topology
 from .capabilities import capability_description
 
 DEFAULT_MAX_DELEGATION_ROUNDS = 5
@@ -42,11 +43,11 @@ def effective_rounds(max_delegation_rounds: int | None) -> int:
     return max_delegation_rounds
 
 
-def agent_description(role: str, tools: Sequence[Tool]) -> str:
+def agent_description(role: str, tools: Sequence[Tool], topology: Topology | None = None) -> str:
     """An agent's description: its role plus its capabilities, never tool names."""
     if not tools:
         return role
-    return f"{role} Capabilities: {capability_description(tools)}."
+    return f"{role} Capabilities: {capability_description(tools, topology)}."
 
 
 def _route_block(entry: RouteEntry) -> str:
@@ -150,9 +151,11 @@ def build_specialist_instruction(
     cannot_do: Sequence[str],
     team: Sequence[RouteEntry],
     keywords: Sequence[str] = (),
+    topology: Topology | None = None,
 ) -> str:
     """The instruction of one specialist, with the [REJECT] protocol."""
-    capabilities = capability_description(tools) if tools else "reasoning only, no tools"
+    described = capability_description(tools, topology)
+    capabilities = described if tools else "reasoning only, no tools"
     peers = [e for e in team if e.name != name]
     peer_lines = "\n".join(
         f"- {e.name}: {e.capabilities or e.role}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,12 +11,13 @@ from ..topology import Topology, resolve_topology
 
 
 @dataclass
-class RoleToolSet:
-    """Tools per role of the default topology, plus those no role owns.
+class RoleToolSet(Mapping[str, list[Tool]]):
+    """A mapping agent name -> its tools, for any topology, plus the tools no agent owns.
 
-    ``by_agent`` holds the same split keyed by agent name, for any topology
-    (for ``classic`` the six role fields stay empty and ``by_agent`` has
-    ``executor``, ``researcher``, ``planner`` and ``memory_manager``).
+    ``split["weather"]`` and ``for name, tools in split.items()`` work for every
+    topology. The six role attributes (``operator`` ... ``chronicler``) are the
+    default topology's entries, kept for attribute access; for another
+    topology they stay empty.
     """
 
     operator: list[Tool] = field(default_factory=list)
@@ -33,6 +34,12 @@ class RoleToolSet:
 
     def __getitem__(self, agent_name: str) -> list[Tool]:
         return self.by_agent[agent_name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_agent)
+
+    def __len__(self) -> int:
+        return len(self.by_agent)
 
 
 _ROLE_FIELDS = ("operator", "navigator", "vault", "librarian", "planner", "chronicler")

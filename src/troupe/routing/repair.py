@@ -5,8 +5,9 @@ Models that are told about "web browsing" still sometimes call
 find the intended agent: a case or separator variant (``Operator``,
 ``memory-manager``), a tool prefix or capability word (``browser``, ``exec``,
 ``crypto``, ``filesystem_agent``), or the other built-in topology's name for
-the same role (``executor`` on the default topology). Anything else, or
-anything that could mean two agents, is left unresolved.
+the same role (``executor`` on the default topology). The words come from the
+topology: each :class:`~troupe.AgentSpec` lists the ``synonyms`` it answers to.
+Anything else, or anything that could mean two agents, is left unresolved.
 """
 
 from __future__ import annotations
@@ -15,61 +16,6 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ..topology import BUILTIN_TOPOLOGIES, Topology
-
-# Role names across the two built-in topologies: each group names one role.
-ROLE_EQUIVALENTS: tuple[frozenset[str], ...] = (
-    frozenset({"operator", "executor"}),
-    frozenset({"librarian", "researcher"}),
-    frozenset({"chronicler", "memory_manager", "memorymanager"}),
-    frozenset({"planner"}),
-    frozenset({"navigator"}),
-    frozenset({"vault"}),
-)
-
-# Words a model may use for a capability, mapped to the tool prefix that owns it.
-WORD_TO_PREFIX: dict[str, str] = {
-    "exec": "exec",
-    "execute": "exec",
-    "executor_tool": "exec",
-    "shell": "exec",
-    "command": "exec",
-    "commands": "exec",
-    "terminal": "exec",
-    "bash": "exec",
-    "fs": "fs_",
-    "file": "fs_",
-    "files": "fs_",
-    "filesystem": "fs_",
-    "file_system": "fs_",
-    "skill": "skill_",
-    "skills_runner": "skill_",
-    "browser": "browser_",
-    "browse": "browser_",
-    "browsing": "browser_",
-    "web": "browser_",
-    "web_browser": "browser_",
-    "website": "browser_",
-    "navigation": "browser_",
-    "crypto": "crypto_",
-    "cryptography": "crypto_",
-    "encryption": "crypto_",
-    "secret": "secrets_",
-    "secrets": "secrets_",
-    "payment": "payment_",
-    "payments": "payment_",
-    "wallet": "payment_",
-    "search": "search_",
-    "rag": "rag_",
-    "graph": "graph_",
-    "knowledge": "save_knowledge",
-    "knowledge_base": "save_knowledge",
-    "research": "search_",
-    "memory": "memory_",
-    "memories": "memory_",
-    "observe": "observe_",
-    "reflect": "reflect_",
-}
-"""Capability words and prefix stems -> the tool prefix they point to."""
 
 _SUFFIXES = ("_agent", "agent", "_specialist", "_expert", "_bot", "_tool", "_tools")
 
@@ -95,6 +41,7 @@ class AgentNameResolver:
         *,
         prefixes: Mapping[str, Iterable[str]] | None = None,
         aliases: Mapping[str, str] | None = None,
+        synonyms: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         self.valid = list(valid_names)
         self._by_norm = {normalize(n): n for n in self.valid}
@@ -105,16 +52,22 @@ class AgentNameResolver:
         for agent, owned in (prefixes or {}).items():
             for prefix in owned:
                 self._prefix_owner.setdefault(prefix, set()).add(agent)
+        self._word_owner: dict[str, set[str]] = {}
+        for agent, words in (synonyms or {}).items():
+            if agent in self.valid:
+                for word in words:
+                    self._word_owner.setdefault(normalize(word), set()).add(agent)
 
     @classmethod
     def for_topology(cls, topology: Topology, valid_names: Iterable[str]) -> AgentNameResolver:
         """A resolver for the agents of ``topology`` that are in the tree."""
         valid = list(valid_names)
         owned = {spec.name: spec.prefixes for spec in topology.agents if spec.name in valid}
+        words = {spec.name: spec.synonyms for spec in topology.agents}
         aliases = dict(topology.aliases)
         for topo in BUILTIN_TOPOLOGIES.values():
             aliases.update(topo.aliases)
-        return cls(valid, prefixes=owned, aliases=aliases)
+        return cls(valid, prefixes=owned, aliases=aliases, synonyms=words)
 
     def resolve(self, name: str) -> str | None:
         """The one agent ``name`` must mean, or None when unknown or ambiguous."""
@@ -131,20 +84,18 @@ class AgentNameResolver:
         return self._by_capability(_strip_suffix(norm))
 
     def _by_role(self, candidate: str) -> str | None:
-        for group in ROLE_EQUIVALENTS:
-            if candidate in group:
-                present = [n for n in self.valid if normalize(n) in group]
-                return present[0] if len(present) == 1 else None
-        return None
+        owners = self._word_owner.get(candidate, set())
+        return next(iter(owners)) if len(owners) == 1 else None
 
     def _by_capability(self, stem: str) -> str | None:
         owners: set[str] = set()
         words = [stem, *stem.split("_")] if stem else []
         for word in words:
-            prefix = WORD_TO_PREFIX.get(word)
-            if prefix is None:
-                # A bare prefix stem such as "fs" or "browser".
-                prefix = next((p for p in self._prefix_owner if p.rstrip("_") == word), None)
+            if word in self._word_owner:
+                owners |= self._word_owner[word]
+                continue
+            # A bare prefix stem such as "fs" or "browser".
+            prefix = next((p for p in self._prefix_owner if p.rstrip("_") == word), None)
             if prefix is not None:
                 owners |= self._prefix_owner.get(prefix, set())
         return owners.pop() if len(owners) == 1 else None

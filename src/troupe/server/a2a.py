@@ -47,7 +47,7 @@ def _a2a_types() -> Any:
 
 def _skill(types: Any, agent: BaseAgent) -> Any:
     tools = agent_tools(agent)
-    capabilities = capability_list(tools) if tools else []
+    capabilities = list(getattr(agent, "capabilities", ())) or capability_list(tools)
     keywords = list(getattr(agent, "troupe_keywords", ()) or ())
     return types.AgentSkill(
         id=agent.name,

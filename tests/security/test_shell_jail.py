@@ -1,0 +1,239 @@
+"""exec_shell and skill_run against a model that wants out of the workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import stat
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.planted import SECRET_TEXT
+from fakes.tool_runs import call_tool, everything_shown
+from troupe import Tool, builtin_tools
+from troupe.builtins import KnowledgeStore, SecretStore, operator_tools
+from troupe.builtins.workspace import Workspace
+from troupe.runtime.approvals import ApprovalPolicy
+from troupe.sandbox import Jail
+
+# Spellings a read-only allow list over command text let through (issue 10).
+READS_OUTSIDE = [
+    "cat ../outside/secret.txt",
+    "cat .[.]/outside/secret.txt",
+    "tail ../*/secret.txt",
+    "head -c 100 {outside}",
+    "date --file={outside}",
+    "wc --files0-from={outside}",
+    "cat {outside}",
+    "sh -c 'cat {outside}'",
+    "python3 -c 'print(open(\"{outside}\").read())'",
+]
+
+
+@pytest.mark.parametrize("command", READS_OUTSIDE)
+async def test_a_command_cannot_read_a_file_outside_the_workspace(
+    tools: list[Tool], outside: Path, policy: ApprovalPolicy, command: str
+) -> None:
+    run = await call_tool(
+        tools, "exec_shell", {"command": command.format(outside=outside)}, policy=policy
+    )
+
+    assert SECRET_TEXT not in everything_shown(run)
+
+
+@pytest.fixture
+def troupe_like_process() -> Iterator[int]:
+    """A process started, like troupe, with a model key in its environment: its pid."""
+    env = {**os.environ, "OPENAI_API_KEY": "sk-" + SECRET_TEXT, "TROUPE_SECRET_KEY": SECRET_TEXT}
+    proc = subprocess.Popen(["sleep", "60"], env=env)
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat /proc/{pid}/environ",
+        "cat /proc/*/environ",
+        "tail -c 4000 /proc/{pid}/environ",
+        "ps e -A",
+        "env",
+    ],
+)
+async def test_a_command_cannot_read_the_keys_troupe_runs_with(
+    tools: list[Tool],
+    policy: ApprovalPolicy,
+    command: str,
+    troupe_like_process: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + SECRET_TEXT)
+    monkeypatch.setenv("TROUPE_SECRET_KEY", SECRET_TEXT)
+
+    run = await call_tool(
+        tools, "exec_shell", {"command": command.format(pid=troupe_like_process)}, policy=policy
+    )
+
+    assert SECRET_TEXT not in everything_shown(run)
+
+
+async def test_a_command_cannot_read_the_data_directory_inside_the_workspace(
+    tools: list[Tool], data_dir: Path, policy: ApprovalPolicy
+) -> None:
+    SecretStore(data_dir).set("deploy", SECRET_TEXT)
+    key = (data_dir / "vault.key").read_bytes() if (data_dir / "vault.key").exists() else b""
+
+    run = await call_tool(
+        tools, "exec_shell", {"command": "ls -laR . ; cat .local-troupe/*"}, policy=policy
+    )
+
+    shown = everything_shown(run)
+    assert SECRET_TEXT not in shown
+    assert "vault.db" not in shown
+    assert not key or key.decode(errors="replace").strip() not in shown
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo pwned > {outside}", "touch /tmp/troupe-escape-{pid}; cp notes.txt {outside}"],
+)
+async def test_an_approved_command_cannot_write_outside_the_workspace(
+    tools: list[Tool], outside: Path, command: str
+) -> None:
+    await call_tool(
+        tools,
+        "exec_shell",
+        {"command": command.format(outside=outside, pid=os.getpid())},
+        policy="auto",
+    )
+
+    assert outside.read_text(encoding="utf-8").strip() == SECRET_TEXT
+    assert not Path(f"/tmp/troupe-escape-{os.getpid()}").exists()
+
+
+async def test_an_approved_command_writes_the_workspace(tools: list[Tool], workspace: Path) -> None:
+    await call_tool(tools, "exec_shell", {"command": "echo made > made.txt"}, policy="auto")
+
+    assert (workspace / "made.txt").read_text(encoding="utf-8") == "made\n"
+
+
+async def test_a_command_that_ran_without_approval_cannot_write_the_workspace(
+    workspace: Path,
+) -> None:
+    jail = Jail(workspace)
+    proc = await asyncio.create_subprocess_exec(
+        *jail.wrap(["/bin/sh", "-c", "echo x > notes.txt; echo y > new.txt"], writable=False),
+        cwd=workspace,
+        env={},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await proc.communicate()
+
+    assert b"Read-only file system" in err
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "ordinary notes\n"
+    assert not (workspace / "new.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.pager"},
+        {"GIT_EXTERNAL_DIFF": "sh -c 'cat /etc/hostname'"},
+        {"LD_PRELOAD": "/tmp/evil.so"},
+        {"PYTHONSTARTUP": "/tmp/evil.py"},
+        {"BASH_ENV": "/tmp/evil.sh"},
+        {"PATH": "/tmp"},
+    ],
+)
+async def test_the_env_argument_cannot_set_a_loader_or_config_hook(
+    tools: list[Tool], policy: ApprovalPolicy, env: dict[str, str]
+) -> None:
+    run = await call_tool(tools, "exec_shell", {"command": "git status", "env": env}, policy=policy)
+
+    assert "error" in run.response
+    assert "exit_code" not in run.response
+
+
+async def test_the_network_is_off_for_commands(
+    tools: list[Tool], listener: tuple[int, list[Any]]
+) -> None:
+    port, connections = listener
+    command = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"
+
+    run = await call_tool(tools, "exec_shell", {"command": command}, policy="auto")
+
+    assert run.response["exit_code"] != 0
+    assert connections == []
+
+
+async def test_shell_network_lets_an_approved_command_connect(
+    workspace: Path, data_dir: Path, listener: tuple[int, list[Any]]
+) -> None:
+    tools = builtin_tools(workspace=workspace, data_dir=data_dir, shell_network=True)
+    port, connections = listener
+    command = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"
+
+    run = await call_tool(tools, "exec_shell", {"command": command}, policy="auto")
+
+    assert run.response["exit_code"] == 0
+    assert len(connections) == 1
+
+
+async def test_a_skill_runs_in_the_jail(
+    workspace: Path, data_dir: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_TEXT)
+    KnowledgeStore(data_dir / "knowledge.db").save_skill(
+        name="peek",
+        kind="script",
+        body=f"cat {outside}; cat /proc/1/environ; env",
+        description="",
+        replace=False,
+    )
+    tools = builtin_tools(workspace=workspace, data_dir=data_dir)
+
+    run = await call_tool(tools, "skill_run", {"name": "peek"}, policy="auto")
+
+    assert run.response.get("kind") == "script"
+    assert SECRET_TEXT not in everything_shown(run)
+
+
+def _failing_bwrap(folder: Path) -> str:
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return str(fake)
+
+
+async def test_without_namespaces_even_a_read_only_command_needs_approval(
+    workspace: Path, tmp_path: Path
+) -> None:
+    jail = Jail(workspace, bwrap=_failing_bwrap(tmp_path))
+    tools = operator_tools(Workspace(workspace), jail=jail)
+
+    run = await call_tool(tools, "exec_shell", {"command": "uname -a"}, policy="deny")
+
+    assert run.response.get("declined") is True
+    assert not jail.status.active and "create new namespace" in jail.status.detail
+
+
+@pytest.fixture
+async def listener() -> AsyncIterator[tuple[int, list[Any]]]:
+    """A TCP server on 127.0.0.1 that records who connected: (port, peers)."""
+    connections: list[Any] = []
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer.get_extra_info("peername"))
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0, family=socket.AF_INET)
+    yield server.sockets[0].getsockname()[1], connections
+    server.close()
+    await server.wait_closed()
