@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import TroupeError
+from ..logfile import KeepOutThirdParty, OneLineFormatter
 from .options import ConfigOpt, DataDirOpt, ModelOpt, SingleOpt, TopologyOpt, WorkspaceOpt
 
 if TYPE_CHECKING:
@@ -31,7 +33,17 @@ err_console = Console(stderr=True, highlight=False)
 
 
 def _quiet_logs(verbose: bool) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s")
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig: leave a configured logging alone
+        handler = logging.StreamHandler()
+        # Tracebacks go to the log file (troupe.log); the terminal gets one line each.
+        if verbose:
+            handler.setFormatter(logging.Formatter("%(message)s"))
+        else:
+            handler.setFormatter(OneLineFormatter())
+            handler.addFilter(KeepOutThirdParty())
+        root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
     if not verbose:
         for name in ("google_adk", "google.adk", "LiteLLM", "litellm", "httpx"):
             logging.getLogger(name).setLevel(logging.ERROR)
@@ -40,7 +52,7 @@ def _quiet_logs(verbose: bool) -> None:
 
 
 def _fail(exc: BaseException) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {exc}")
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
     return typer.Exit(code=2)
 
 

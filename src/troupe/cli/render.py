@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from ..mcp import McpServerReport
+from ..models.resilient import describe_model_error
 from ..routing.capabilities import capability_list
 from ..runtime.events import Step
 from ..tools import Tool
@@ -38,8 +39,11 @@ def error_line(exc: BaseException) -> str:
     """One line for a failed turn: the error's kind and the first line of its message.
 
     Provider errors carry the provider's whole response, sometimes with a
-    traceback; the first line says what went wrong.
+    traceback; the first line says what went wrong. A model error no retry can
+    fix (a bad key, a malformed request) is described with its fix.
     """
+    if described := describe_model_error(exc):
+        return described
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     first = _short(lines[0], 400) if lines else ""
     kind = type(exc).__name__
@@ -60,7 +64,7 @@ def render_step(console: Console, step: Step) -> None:
         console.print(f"  [dim]↳ {escape(step.name or '')}: {escape(_short(step.text))}[/]")
     elif step.kind == "error":
         reason = step.text.strip()
-        if step.author not in reason:
+        if step.author != "troupe" and step.author not in reason:
             reason = f"{step.author}: {reason}"
         console.print(f"[bold red]turn failed:[/] {escape(reason)}")
     else:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import TroupeError
+from ..logfile import attach_log_file
 from ..models.resolve import model_label
 from ..runtime.approvals import (
     ApprovalDecision,
@@ -83,12 +84,18 @@ class ChatSession:
 
         traces = TraceStore(settings.data_dir / "traces.db")
         traces.open()  # a data directory that cannot hold it fails before the turn runs
+        attach_log_file(settings.data_dir)
         assistant = Assistant(root, service, trace_store=traces)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy)
 
     async def send(self, text: str) -> bool:
-        """Send one message, printing each step; False when the turn failed."""
+        """Send one message, printing each step; False when the turn failed.
+
+        A failure is reported once, on one line: an error event (a remote agent
+        that failed) is shown after the turn, unless the turn then raised, when
+        the exception's line says the same more exactly.
+        """
         done: list[Step] = []
         try:
             async for event in run_with_approvals(
@@ -103,31 +110,25 @@ class ChatSession:
                     continue
                 for step in steps(event):
                     done.append(step)
-                    if self.json_output:
-                        print(step.to_json(), flush=True)
-                    else:
-                        render_step(self.console, step)
+                    if step.kind != "error":
+                        self._show(step)
         except TroupeError:
             raise
         except Exception as exc:  # a model or network failure ends the turn, not the program
-            if self.json_output:
-                print(
-                    json.dumps(
-                        {
-                            "author": "troupe",
-                            "kind": "error",
-                            "name": type(exc).__name__,
-                            "text": str(exc),
-                        }
-                    ),
-                    flush=True,
-                )
-            else:
-                self.console.print(f"[bold red]turn failed:[/] {escape(error_line(exc))}")
+            self._show(Step("troupe", "error", type(exc).__name__, error_line(exc)))
             return False
+        failures = [step for step in done if step.kind == "error"]
+        for step in failures:
+            self._show(step)
         if not self.json_output and done:
             self.console.print(f"[dim]path: {escape(path_summary(done))}[/]")
-        return not any(step.kind == "error" for step in done)
+        return not failures
+
+    def _show(self, step: Step) -> None:
+        if self.json_output:
+            print(step.to_json(), flush=True)
+        else:
+            render_step(self.console, step)
 
     async def repl(self) -> None:
         """Read messages until /exit or end of input."""

@@ -10,11 +10,11 @@ import functools
 import logging
 import os
 import re
-import sys
 from collections.abc import Callable, Collection
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..logfile import log_stream
 
 if TYPE_CHECKING:
     from google.adk.agents.base_agent import BaseAgent
@@ -130,7 +130,8 @@ def build_toolset(
 
     Tools whose visible name is in ``exclude`` (the owner's other tools) are
     left out with a warning rather than silently shadowing one another.
-    ``errlog`` receives a stdio server's stderr (default: troupe's stderr).
+    ``errlog`` receives a stdio server's stderr (default: troupe's log file,
+    never the chat).
 
     Raises:
         ConfigError: a ``${VAR}`` in env or headers is not set.
@@ -142,7 +143,7 @@ def build_toolset(
         connection_params=_connection_params(server),
         tool_filter=list(server.tools) if server.tools is not None else None,
         require_confirmation=server.dangerous,
-        errlog=errlog if errlog is not None else sys.stderr,
+        errlog=errlog if errlog is not None else log_stream(),
     )
 
 
