@@ -71,10 +71,20 @@ def render_step(console: Console, step: Step) -> None:
         console.print(f"{who}: {escape(step.text.strip())}")
 
 
+def _failed(step: Step) -> bool:
+    """True for a tool result that reports an error ({"error": ...})."""
+    try:
+        result = json.loads(step.text)
+    except ValueError:
+        return False
+    return isinstance(result, dict) and "error" in result
+
+
 def path_summary(steps: Sequence[Step]) -> str:
     """The delegation path of a turn, e.g. 'orchestrator → operator → fs_list → answer'.
 
-    A turn that failed ends with ``failed`` instead of ``answer``.
+    A tool call that returned an error shows as ``name (failed)``; a turn that
+    failed ends with ``failed`` instead of ``answer``.
     """
     path: list[str] = []
     for step in steps:
@@ -82,6 +92,8 @@ def path_summary(steps: Sequence[Step]) -> str:
             path.append(step.author)
         if (step.kind == "transfer" and step.name) or (step.kind == "tool_call" and step.name):
             path.append(step.name)
+        elif step.kind == "tool_result" and _failed(step) and path[-1] == step.name:
+            path[-1] = f"{step.name} (failed)"
     if any(step.kind == "error" for step in steps):
         path.append("failed")
     elif steps and steps[-1].kind == "text":
@@ -108,7 +120,10 @@ def _add_servers(branch: Tree, servers: Sequence[McpServerReport], *, style: str
         elif not report.tools:
             node.add("[dim]no tools[/]")
         for name in report.tools:
-            node.add(f"[{style}]{escape(name)}[/]")
+            line = f"[{style}]{escape(name)}[/]"
+            if name in report.renamed:
+                line += f" [dim](renamed from {escape(report.renamed[name])})[/]"
+            node.add(line)
 
 
 def agent_tree(

@@ -74,17 +74,18 @@ class ChatSession:
             data_dir=data_dir,
             multi_agent=False if single_agent else None,
         )
+        from ..runtime.tracing import TraceStore
+
+        traces = TraceStore(settings.data_dir / "traces.db")
+        traces.open()  # a data directory that cannot hold it fails before the turn runs
+        # Before the tree: MCP toolsets send their servers' stderr to the log file.
+        attach_log_file(settings.data_dir)
         root = build_agent_tree(settings.config)
         service = None
         if persist:
             from ..sessions import open_session_store
 
             service = open_session_store(settings.session_store)
-        from ..runtime.tracing import TraceStore
-
-        traces = TraceStore(settings.data_dir / "traces.db")
-        traces.open()  # a data directory that cannot hold it fails before the turn runs
-        attach_log_file(settings.data_dir)
         assistant = Assistant(root, service, trace_store=traces)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy)
