@@ -223,7 +223,7 @@ def test_the_dangerous_builtins_are_the_ones_that_change_things(tmp_path: Path) 
         "secrets_delete",
         "browser_type",
     }
-    assert by_call == {"exec_shell"}
+    assert by_call == {"exec_shell", "browser_screenshot"}
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,8 @@ TRANSFER_TOOL = "transfer_to_agent"
 """The name of ADK's delegation tool, as the instructions and the model see it."""
 TRANSFER_ARG = "agent_name"
 """The argument of :data:`TRANSFER_TOOL` that names the target agent."""
+TRANSFER_REASON_ARG = "transfer_reason"
+"""The optional argument of :data:`TRANSFER_TOOL` that carries the task's text."""
 SYSTEM_PREFIX = "[System:"
 """Start of every note the runtime sends to a model in the user's place."""
 REJECT_FORMAT = f"{REJECT_MARKER} This task requires <agent>: <one-sentence reason>"
@@ -106,6 +108,15 @@ def handoff_message(refused_by: str, target: str) -> str:
     )
 
 
+def redo_message(valid_names: Sequence[str]) -> str:
+    """Sent once when the orchestrator's reply neither answered nor delegated."""
+    return (
+        f"{SYSTEM_PREFIX} Your last reply neither answered the user nor delegated. Call "
+        f"{TRANSFER_TOOL} with one of {', '.join(valid_names)}, or answer the user's previous "
+        "request directly in plain words.]"
+    )
+
+
 def delegate_target(note: str) -> str | None:
     """The agent a re-route note asks to delegate to, if it names one."""
     match = _DELEGATE_TO.search(note)
@@ -164,6 +175,14 @@ def repeated_call_error(earlier: int) -> str:
 
 
 # -- ending a turn -------------------------------------------------------------
+def unknown_agent_stop_reason(name: str, valid_names: Sequence[str]) -> str:
+    """Why a turn ended after the model named the same missing agent twice."""
+    return (
+        f"the model asked twice for an agent named {name!r}, which does not exist "
+        f"(the agents are: {', '.join(valid_names)})"
+    )
+
+
 def stop_message(reason: str, done: Sequence[str], last_result: tuple[str, str] | None) -> str:
     """A short, honest account of a stopped turn: why, what was done, what was not.
 

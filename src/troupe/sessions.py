@@ -28,6 +28,7 @@ from typing_extensions import override
 
 from .errors import ConfigError
 from .runtime.events import steps
+from .sandbox.private import private_file
 
 SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 """Environment variable that overrides the configured session store URL."""
@@ -86,7 +87,7 @@ def open_session_store(url: str) -> BaseSessionService:
         raise ConfigError(f"session_store {url!r} is not a URL. Use one of: {_EXAMPLES}.")
     file = sqlite_file(url)
     if file is not None:
-        file.parent.mkdir(parents=True, exist_ok=True)
+        private_file(file)
     from google.adk.cli.service_registry import get_service_registry
 
     service: BaseSessionService | None

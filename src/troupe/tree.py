@@ -279,10 +279,11 @@ def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolve
         if isinstance(agent, TroupeAgent):
             if recovery is not None:
                 agent.on_model_error_callback = recovery
-            # Guards first: a guard that ends the turn skips the model call,
-            # and ADK then runs no later before- or after-model callback.
+            # Guards first before the model: a guard that ends the turn skips
+            # the model call. The tracer first after it: ADK runs no later
+            # after-model callback once one returns a (repaired) reply.
             agent.before_model_callback = [guards.before_model, tracer.before_model]
-            agent.after_model_callback = [guards.after_model, tracer.after_model]
+            agent.after_model_callback = [tracer.after_model, guards.after_model]
             agent.before_tool_callback = [guards.before_tool, tracer.before_tool]
             agent.after_tool_callback = [guards.after_tool, tracer.after_tool]
 

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -32,7 +32,15 @@ from .stub_tools import stub_tools
 
 STRATEGIES = ("plain-adk", "retry-only", "troupe")
 DEFAULT_RATES = FaultRates(
-    hallucination=0.20, misroute=0.10, ping_pong=0.05, repeat=0.05, transient=0.05
+    hallucination=0.20,
+    misroute=0.10,
+    ping_pong=0.05,
+    repeat=0.05,
+    transient=0.05,
+    agent_as_function=0.08,
+    json_text=0.08,
+    echoed_reject=0.04,
+    persistent_bad_name=0.04,
 )
 
 
@@ -63,6 +71,7 @@ class StrategyResult:
     clean_calls: int = 0
     faults: Counter[str] = field(default_factory=Counter)
     extra_calls_by_fault: dict[str, list[int]] = field(default_factory=dict)
+    reached_by_fault: dict[str, list[bool]] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)
     wall_s: float = 0.0
 
@@ -83,6 +92,10 @@ class StrategyResult:
             "mean_extra_calls_single_fault": {
                 k: round(sum(v) / len(v), 3) for k, v in sorted(self.extra_calls_by_fault.items())
             },
+            "reached_pct_single_fault": {
+                k: round(100 * sum(v) / len(v), 1) for k, v in sorted(self.reached_by_fault.items())
+            },
+            "single_fault_turns": {k: len(v) for k, v in sorted(self.reached_by_fault.items())},
             "errors": dict(self.errors),
             "wall_s": round(self.wall_s, 2),
         }
@@ -196,6 +209,7 @@ async def run_strategy(
                 unresolvable = turn.injected.get("hallucination_unresolvable")
                 kind += "_unresolvable" if unresolvable else "_resolvable"
             result.extra_calls_by_fault.setdefault(kind, []).append(turn.calls - clean_calls[key])
+            result.reached_by_fault.setdefault(kind, []).append(turn.reached)
     result.wall_s = time.perf_counter() - start
     result.clean_calls = sum(clean_calls)
     return result
@@ -226,6 +240,30 @@ def format_table(results: list[dict[str, Any]]) -> str:
         )
         for r in results
     ]
+    return _table(head, rows)
+
+
+def format_fault_table(results: list[dict[str, Any]]) -> str:
+    """Turns with exactly one fault, per fault: reached % and extra model calls per strategy."""
+    kinds = sorted({k for r in results for k in r["single_fault_turns"]})
+    head = ("single fault", *(r["strategy"] for r in results))
+    rows = [
+        (
+            f"{kind} ({max(r['single_fault_turns'].get(kind, 0) for r in results)})",
+            *(
+                f"{r['reached_pct_single_fault'][kind]:.0f}% "
+                f"{r['mean_extra_calls_single_fault'][kind]:+.1f}"
+                if kind in r["single_fault_turns"]
+                else "-"
+                for r in results
+            ),
+        )
+        for kind in kinds
+    ]
+    return _table(head, rows)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     line = " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))
     out = [line, "-+-".join("-" * w for w in widths)]

@@ -9,11 +9,23 @@ model call, changes that decision the way real models go wrong:
 * ``ping_pong``: a specialist tries to hand the task back instead of acting;
 * ``repeat``: a specialist keeps repeating its last tool call instead of
   reporting (for up to ``sticky_repeats`` calls);
-* ``transient``: the call fails like an HTTP 429 or 500.
+* ``transient``: the call fails like an HTTP 429 or 500;
+
+and the shapes a real small model (Qwen2.5-Coder 1.5B) produced as orchestrator:
+
+* ``agent_as_function``: it calls the agent (or an agent-like name) as a
+  function, ``operator(task=...)``, instead of transferring;
+* ``json_text``: it writes the transfer as JSON text, in a fenced ``json``
+  block or in ``<tool_call>`` tags, instead of calling it;
+* ``echoed_reject``: it copies the ``[REJECT]`` line of its instruction as its
+  reply;
+* ``persistent_bad_name``: it names the same agent that does not exist for
+  the rest of the turn.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from collections.abc import AsyncGenerator
@@ -26,9 +38,9 @@ from google.genai import types
 from pydantic import PrivateAttr
 from typing_extensions import override
 
-from ..models.offline import OfflineModel
+from ..models.offline import OfflineModel, latest_request
 from ..models.resilient import TransientModelError
-from ..prompts import TRANSFER_TOOL
+from ..prompts import REJECT_FORMAT, TRANSFER_ARG, TRANSFER_TOOL
 
 # Names a model might invent for each role; all resolve to the role.
 GUESSABLE_NAMES: dict[str, tuple[str, ...]] = {
@@ -51,13 +63,26 @@ class FaultRates:
     ping_pong: float = 0.0
     repeat: float = 0.0
     transient: float = 0.0
+    agent_as_function: float = 0.0
+    json_text: float = 0.0
+    echoed_reject: float = 0.0
+    persistent_bad_name: float = 0.0
     unresolvable_share: float = 0.25
     """Share of hallucinated names that cannot be resolved."""
     sticky_repeats: int = 8
     """How many calls a repeating model keeps repeating before it recovers."""
 
     def any(self) -> bool:
-        return any((self.hallucination, self.misroute, self.ping_pong, self.repeat, self.transient))
+        return any(
+            (
+                self.hallucination,
+                self.misroute,
+                self.ping_pong,
+                self.repeat,
+                self.transient,
+                *(getattr(self, kind) for kind in SHAPE_FAULTS),
+            )
+        )
 
 
 @dataclass
@@ -67,6 +92,8 @@ class TurnFaults:
     calls: int = 0
     injected: Counter[str] = field(default_factory=Counter)
     repeating: int = 0
+    bad_name: str | None = None
+    """The missing agent a persistent model keeps naming, once it started."""
 
 
 class FaultyModel(BaseLlm):
@@ -111,7 +138,9 @@ class FaultyModel(BaseLlm):
         after_tool = bool(last and any(p.function_response for p in last.parts or []))
         turn = self._turn
         if is_orchestrator and call is not None and call.name == TRANSFER_TOOL:
-            target = str((call.args or {}).get("agent_name", ""))
+            target = str((call.args or {}).get(TRANSFER_ARG, ""))
+            if turn.bad_name is not None:
+                return [_transfer(turn.bad_name)]
             roll = rng.random()
             if roll < self.rates.hallucination:
                 turn.injected["hallucination"] += 1
@@ -126,6 +155,9 @@ class FaultyModel(BaseLlm):
                 if wrong:
                     turn.injected["misroute"] += 1
                     return [_transfer(rng.choice(wrong))]
+            shift = self.rates.hallucination + self.rates.misroute
+            if roll >= shift and (shaped := self._shape(roll - shift, target, request, rng)):
+                return shaped
             return parts
         if is_orchestrator:
             return parts
@@ -145,10 +177,61 @@ class FaultyModel(BaseLlm):
                 return [types.Part(function_call=previous)]
         return parts
 
+    def _shape(
+        self, roll: float, target: str, request: LlmRequest, rng: random.Random
+    ) -> list[types.Part] | None:
+        """One of the real-model shapes in place of the transfer to ``target``, if drawn."""
+        for kind in SHAPE_FAULTS:
+            rate = getattr(self.rates, kind)
+            if roll < rate:
+                self._turn.injected[kind] += 1
+                return _SHAPE_MAKERS[kind](self._turn, target, request, rng)
+            roll -= rate
+        return None
+
+
+def _agent_as_function(
+    turn: TurnFaults, target: str, request: LlmRequest, rng: random.Random
+) -> list[types.Part]:
+    name = target if rng.random() < 0.7 else rng.choice(GUESSABLE_NAMES.get(target, (target,)))
+    call = types.FunctionCall(name=name, args={"task": latest_request(request)})
+    return [types.Part(function_call=call)]
+
+
+def _json_text(
+    turn: TurnFaults, target: str, request: LlmRequest, rng: random.Random
+) -> list[types.Part]:
+    payload = json.dumps({"name": TRANSFER_TOOL, "arguments": {TRANSFER_ARG: target}})
+    form = rng.choice(("{}", "```json\n{}\n```", "<tool_call>\n{}\n</tool_call>"))
+    return [types.Part(text=form.format(payload))]
+
+
+def _echoed_reject(
+    turn: TurnFaults, target: str, request: LlmRequest, rng: random.Random
+) -> list[types.Part]:
+    return [types.Part(text=REJECT_FORMAT)]
+
+
+def _persistent_bad_name(
+    turn: TurnFaults, target: str, request: LlmRequest, rng: random.Random
+) -> list[types.Part]:
+    turn.bad_name = rng.choice(UNRESOLVABLE_NAMES)
+    return [_transfer(turn.bad_name)]
+
+
+_SHAPE_MAKERS = {
+    "agent_as_function": _agent_as_function,
+    "json_text": _json_text,
+    "echoed_reject": _echoed_reject,
+    "persistent_bad_name": _persistent_bad_name,
+}
+SHAPE_FAULTS = tuple(_SHAPE_MAKERS)
+"""The real-model shapes, in the order their rates are drawn."""
+
 
 def _transfer(name: str) -> types.Part:
     return types.Part(
-        function_call=types.FunctionCall(name=TRANSFER_TOOL, args={"agent_name": name})
+        function_call=types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: name})
     )
 
 
@@ -157,7 +240,7 @@ def _enum_names(request: LlmRequest) -> list[str]:
         for decl in getattr(tool, "function_declarations", None) or []:
             if decl.name == TRANSFER_TOOL:
                 schema = decl.parameters_json_schema or {}
-                return list(schema.get("properties", {}).get("agent_name", {}).get("enum", []))
+                return list(schema.get("properties", {}).get(TRANSFER_ARG, {}).get("enum", []))
     return []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..sandbox.private import protected_paths
 from ..tools import Tool
 from ._store import StoreError, resolve_data_dir
 from .browser_session import browser_unavailable_reason
@@ -36,8 +37,9 @@ def builtin_tools(
     ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`);
     their commands run in a bubblewrap jail without network unless ``shell_network``.
     """
-    ws = Workspace(workspace)
     data = resolve_data_dir(data_dir)
+    root = Workspace(workspace).root
+    ws = Workspace(root, private=protected_paths(data, root))
     knowledge = KnowledgeStore(data / "knowledge.db")
     secrets = SecretStore(data)
     tools = [
@@ -48,7 +50,6 @@ def builtin_tools(
             pass_env=pass_env,
             skills=knowledge,
             secrets=secrets,
-            private_dirs=[data],
             network=shell_network,
         ),
         *vault_tools(ws, secrets),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..errors import TroupeError
 from ..paths import default_data_dir
+from ..sandbox.private import private_file
 
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 
@@ -54,7 +55,8 @@ class Store:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._ready:
+                private_file(self.path)
         except OSError as exc:
             raise StoreError(
                 f"cannot create the folder for store file {str(self.path)!r}: "

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ..errors import TroupeError
+from ..sandbox.private import publish_once
 
 KEY_ENV = "TROUPE_SECRET_KEY"
 KEY_FILENAME = "secret.key"
@@ -46,20 +47,14 @@ def load_master_key(data_dir: Path) -> bytes:
     if env := os.environ.get(KEY_ENV):
         return parse_key(env, origin=f"the {KEY_ENV} environment variable")
     path = data_dir / KEY_FILENAME
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read_key_file(path)
-    except OSError as exc:
-        raise VaultError(
-            f"cannot create the key file {str(path)!r}: {exc.strerror}; choose a writable "
-            f"data directory or set {KEY_ENV}"
-        ) from None
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(_random.token_hex(32) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    if not path.exists():
+        try:
+            publish_once(path, (_random.token_hex(32) + "\n").encode("ascii"))
+        except OSError as exc:
+            raise VaultError(
+                f"cannot create the key file {str(path)!r}: {exc.strerror}; choose a writable "
+                f"data directory or set {KEY_ENV}"
+            ) from None
     return _read_key_file(path)
 
 

@@ -276,21 +276,33 @@ def navigator_tools(
         page = open_page()
         if isinstance(page, dict):
             return page
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            await page.screenshot(path=str(target), full_page=bool(full_page))
+            png = await page.screenshot(full_page=bool(full_page))
         except Exception as exc:
             return tool_error(f"the screenshot failed: {_short_error(exc)}", "an open page")
+        try:
+            workspace.write_bytes(target, png)
+        except (OSError, PathOutsideWorkspace) as exc:
+            return tool_error(
+                f"the screenshot was not saved: {exc}", "a .png path inside the workspace"
+            )
         return {
             "path": workspace.relative(target),
-            "bytes": target.stat().st_size,
+            "bytes": len(png),
             "url": scrub(page.url),
         }
+
+    def screenshot_overwrites(path: Any = "screenshot.png", **_: Any) -> bool:
+        """A screenshot asks first when it would replace an existing file."""
+        try:
+            return workspace.resolve(path).exists()
+        except PathOutsideWorkspace:
+            return False  # refused by the tool itself
 
     return [
         Tool.from_function(browser_navigate),
         Tool.from_function(browser_extract),
         Tool.from_function(browser_click),
         Tool.from_function(browser_type, dangerous=True),
-        Tool.from_function(browser_screenshot),
+        Tool.from_function(browser_screenshot, dangerous=screenshot_overwrites),
     ]

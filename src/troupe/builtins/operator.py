@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,35 +54,26 @@ def operator_tools(
     (troupe's data directory, which holds the vault's key).
     """
     deny_list = compile_deny_list(DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands)
-    private = [Path(p).expanduser().resolve() for p in private_dirs]
+    if private_dirs:
+        workspace = Workspace(workspace.root, private=[*workspace.private, *private_dirs])
     passed = frozenset(check_pass_env(pass_env))
-    jail = jail or Jail(workspace.root, hidden=tuple(private), network=network)
+    jail = jail or Jail(workspace.root, hidden=workspace.private, network=network)
     jail.status  # noqa: B018 - probe now, so an inactive sandbox is reported at start
 
     def mask(text: str) -> str:
         return secrets.mask(text) if secrets is not None else text
 
-    def resolve_file(path: str) -> Path:
-        """``path`` inside the workspace and outside troupe's private data."""
-        target = workspace.resolve(path)
-        for root in private:
-            if target == root or root in target.parents:
-                raise PathOutsideWorkspace(
-                    f"path {path!r} is inside troupe's data directory {str(root)!r}, which "
-                    "holds its stores and keys; the file tools never touch it"
-                )
-        return target
-
     @guarded
     def fs_read(path: str) -> dict[str, Any]:
         """Read a text file inside the workspace and return its contents."""
         try:
-            target = resolve_file(path)
+            target = workspace.resolve(path)
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a path inside the workspace")
         if not target.is_file():
             return tool_error(f"{path!r} is not a file", "the path of an existing file")
-        data = target.read_bytes()[: MAX_READ_BYTES + 1]
+        with workspace.open_read(target) as handle:
+            data = handle.read(MAX_READ_BYTES + 1)
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
         return {
             "path": workspace.relative(target),
@@ -110,15 +100,12 @@ def operator_tools(
         if not isinstance(content, str):
             return tool_error("content must be text", "a string")
         try:
-            target = resolve_file(path)
+            target = workspace.resolve(path)
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a path inside the workspace")
         if target.is_dir():
             return tool_error(f"{path!r} is a directory", "a file path")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.troupe-tmp")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, target)  # atomic: a crash never leaves half a file
+        workspace.write_bytes(target, content.encode("utf-8"))
         return {"path": workspace.relative(target), "bytes": len(content.encode())}
 
     def secret_env(env: Any) -> dict[str, str]:
@@ -187,7 +174,7 @@ def operator_tools(
     def fs_edit(path: str, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
         """Replace the text `old` with `new` in a file inside the workspace. `old` must
         occur exactly once unless replace_all is true."""
-        target = resolve_file(text_arg("path", path, example="notes.txt"))
+        target = workspace.resolve(text_arg("path", path, example="notes.txt"))
         if not isinstance(old, str) or old == "":
             raise BadArgument("old is empty or not text", "the exact text to replace")
         if not isinstance(new, str):
@@ -201,7 +188,8 @@ def operator_tools(
         if target.stat().st_size > MAX_EDIT_BYTES:
             raise BadArgument(f"{path!r} is too large to edit", f"at most {MAX_EDIT_BYTES} bytes")
         try:
-            text = target.read_text(encoding="utf-8")
+            with workspace.open_read(target) as handle:
+                text = handle.read().decode("utf-8")
         except UnicodeDecodeError:
             raise BadArgument(f"{path!r} is not UTF-8 text", "a text file") from None
         found = text.count(old)
@@ -215,9 +203,7 @@ def operator_tools(
                 f"the text to replace occurs {found} times in {path!r}",
                 "a longer old that occurs once, or replace_all=true",
             )
-        tmp = target.with_name(f".{target.name}.troupe-tmp")
-        tmp.write_text(text.replace(old, new), encoding="utf-8")
-        os.replace(tmp, target)  # atomic: a crash leaves the old file or the new one
+        workspace.write_bytes(target, text.replace(old, new).encode("utf-8"))
         return {"path": workspace.relative(target), "replacements": found if replace_all else 1}
 
     @guarded

@@ -47,7 +47,9 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
                     f"{chosen!r} is {size} bytes",
                     f"a file of at most {MAX_CRYPTO_FILE_BYTES} bytes",
                 )
-            return target.read_bytes(), f"file {workspace.relative(target)} ({size} bytes)", note
+            with workspace.open_read(target) as handle:
+                content = handle.read(MAX_CRYPTO_FILE_BYTES + 1)
+            return content, f"file {workspace.relative(target)} ({size} bytes)", note
         if text is None or text == "":
             raise BadArgument("neither text nor path was given", "text='...' or path='file'")
         value = text_arg("text", text, example="hello")
@@ -90,7 +92,7 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
             target = workspace.resolve(chosen)
             if not target.is_file():
                 raise BadArgument(f"{chosen!r} is not a file", "the path of an existing file")
-            with target.open("rb") as handle:
+            with workspace.open_read(target) as handle:
                 while block := handle.read(_CHUNK):
                     digest.update(block)
             what = f"file {workspace.relative(target)} ({target.stat().st_size} bytes)"
@@ -247,7 +249,8 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
             target = workspace.resolve(text_arg("from_file", from_file, example=".token"))
             if not target.is_file():
                 raise BadArgument(f"{from_file!r} is not a file", "a file in the workspace")
-            plain = target.read_text(encoding="utf-8").rstrip("\r\n")
+            with workspace.open_read(target) as handle:
+                plain = handle.read(MAX_SECRET_CHARS * 4 + 2).decode("utf-8").rstrip("\r\n")
         if not plain:
             raise BadArgument("the secret's value is empty", "a non-empty value")
         if len(plain) > MAX_SECRET_CHARS:

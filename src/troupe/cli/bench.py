@@ -34,10 +34,12 @@ def faults(
     out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "faults.json",
 ) -> None:
     """Plain ADK vs the specified retry vs troupe, under injected faults."""
-    from ..benchmarks.faults import format_table, run_benchmark
+    from ..benchmarks.faults import format_fault_table, format_table, run_benchmark
 
     results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
     print(format_table(results))
+    print()
+    print(format_fault_table(results))
     console.print(f"[dim]wrote {out}[/]")
 
 

@@ -77,6 +77,8 @@ def render_trace(trace: Trace) -> Tree:
         root.add("repairs: " + ", ".join(f"{bad} → {real}" for bad, real in trace.repairs))
     if trace.unresolved:
         root.add("unresolved names: " + ", ".join(trace.unresolved))
+    if trace.invalid_names:
+        root.add("invalid names: " + escape(", ".join(trace.invalid_names)))
     if trace.rejections:
         root.add("rejected by: " + ", ".join(trace.rejections))
     if trace.stop_reason:

@@ -26,11 +26,12 @@ class RequestResult:
     """The first agent actually transferred to, ``orchestrator`` for a direct
     answer, None when no decision was reached."""
     invalid_names: list[str] = field(default_factory=list)
-    """Agent names the model passed to transfer_to_agent that are not in the tree."""
+    """Names the model used that are not in the tree: transfer targets, agents
+    called as functions, calls written as text, an echoed [REJECT]."""
     repairs: list[tuple[str, str]] = field(default_factory=list)
-    """(invalid name, agent) for each transfer troupe repaired in flight."""
+    """(what the model wrote, what it became) for each reply repaired in flight."""
     model_calls: int = 0
-    """Model calls until the decision."""
+    """Model calls until the decision, over every agent, as the model answered them."""
     prompt_tokens: int = 0
     """Prompt tokens over those calls, as the model reported them."""
     output_tokens: int = 0

@@ -108,8 +108,14 @@ async def evaluate_case(assistant: Assistant, case: RoutingCase, session_id: str
     result.latency_ms = (time.perf_counter() - start) * 1000
     turn = assistant.last_turn
     if turn is not None:
+        # What reached the model and came back, counted at the model boundary:
+        # events miss replies the guards replaced and calls of other agents.
+        calls = turn.trace.model_calls
+        result.invalid_names = list(turn.invalid_names)
         result.repairs = list(turn.repairs)
-        result.model_calls = turn.model_calls
+        result.model_calls = len(calls)
+        result.prompt_tokens = sum(c.prompt_tokens for c in calls)
+        result.output_tokens = sum(c.output_tokens for c in calls)
     else:
         result.model_calls = reported_calls
     return result

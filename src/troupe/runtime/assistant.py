@@ -34,6 +34,7 @@ from ..prompts import (
     correction_message,
     handoff_message,
     is_rejection,
+    redo_message,
     reroute_message,
 )
 from ..tool_results import readable_result
@@ -248,7 +249,8 @@ class Assistant:
                 if is_failure(event):
                     failed = True  # e.g. a remote agent failed: the error is the last word
                 shown = visible_text(event)
-                if recovering and shown and is_rejection(shown):
+                specialist = event.author != self.root_agent.name
+                if recovering and shown and specialist and is_rejection(shown):
                     logger.info("%s rejected the task: %s", event.author, shown.strip())
                     rejected_now = True
                     continue
@@ -267,7 +269,10 @@ class Assistant:
                     message = self._after_rejection(turn)
             elif not answered and not nudged:
                 nudged = True
-                message = NUDGE_MESSAGE
+                # Nothing delegated yet: the orchestrator's reply was empty or
+                # malformed, so ask for a decision rather than a report.
+                delegated = turn.reached or turn.tool_calls
+                message = NUDGE_MESSAGE if delegated else redo_message(self.agent_names)
         if recovering and turn is not None and not answered and not paused and not failed:
             yield note_event(self._fallback_text(turn))
 

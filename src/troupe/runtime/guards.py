@@ -11,7 +11,11 @@ They run as ADK callbacks on every agent troupe builds (no patch to ADK):
   stopped turn with an honest message instead of calling the model again,
   and drops ADK's own list of transfer targets from the orchestrator's
   request, which repeats the routing table;
-* ``after_tool`` / ``after_model``: remember results and ``[REJECT]`` replies.
+* ``after_model``: repairs a malformed reply in flight (an agent called as a
+  function, a call written as text, the orchestrator echoing ``[REJECT]``; see
+  :mod:`troupe.runtime.repairs`), counts each as an invalid name and a repair,
+  and remembers a specialist's ``[REJECT]``;
+* ``after_tool``: remembers results.
 
 State lives per user turn. The :class:`~troupe.runtime.assistant.Assistant`
 opens a turn per user message so that its re-routing keeps counting; without
@@ -39,6 +43,7 @@ from .. import prompts
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
 from ..tool_results import readable_result
+from .repairs import Caller, declared_functions, examine
 from .tracing import TraceLog
 
 logger = logging.getLogger("troupe.guards")
@@ -58,7 +63,8 @@ class GuardSettings:
     """Which guards run and their limits."""
 
     transfer_repair: bool = True
-    """Rewrite resolvable bad transfer targets; answer the rest with the valid names."""
+    """Rewrite resolvable bad transfer targets and malformed replies in flight; answer
+    unresolvable names with the valid ones."""
     enforce_limits: bool = True
     """Delegation limit, model-call cap, repeat detection, ping-pong refusal."""
     max_delegation_rounds: int = 5
@@ -80,7 +86,11 @@ class TurnRecord:
     delegations: int = 0
     model_calls: int = 0
     repairs: list[tuple[str, str]] = field(default_factory=list)
-    """(bad name, real agent) for each rewritten transfer."""
+    """(what the model wrote, what it became) for each transfer or reply repaired."""
+    invalid_names: list[str] = field(default_factory=list)
+    """Every name or shape the model wrote that does not exist, repaired or not."""
+    shapes: list[str] = field(default_factory=list)
+    """The :data:`~troupe.runtime.repairs.SHAPES` key of each malformed reply."""
     unresolved: list[str] = field(default_factory=list)
     """Transfer targets that could not be resolved."""
     rejected_by: list[str] = field(default_factory=list)
@@ -97,6 +107,8 @@ class TurnRecord:
     """Why the turn was stopped early, if it was."""
     trace: TraceLog = field(default_factory=TraceLog)
     """Model and tool calls with timings, for the turn's trace."""
+    declared: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    """Functions declared to each agent in its latest request, with their parameters."""
     _last_signature: str | None = None
     _repeats: int = 0
 
@@ -154,30 +166,48 @@ class Guards:
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         turn = self.turn_for(callback_context)
+        turn.declared[callback_context.agent_name] = declared_functions(
+            llm_request.config.tools or []
+        )
         if self.settings.trim_transfer_list and callback_context.agent_name == self.root_name:
             _trim_transfer_list(llm_request)
-        if not self.settings.enforce_limits:
-            return None
-        if turn.stop_reason is None and turn.model_calls >= self.settings.max_model_calls:
-            turn.stop_reason = (
-                f"it reached the limit of {self.settings.max_model_calls} model calls per message"
-            )
-        if turn.stop_reason is not None:
-            logger.warning("Stopping turn: %s", turn.stop_reason)
-            return _text_response(stop_message(turn))
+        if self.settings.enforce_limits:
+            if turn.stop_reason is None and turn.model_calls >= self.settings.max_model_calls:
+                turn.stop_reason = (
+                    f"it reached the limit of {self.settings.max_model_calls} model calls "
+                    "per message"
+                )
+            if turn.stop_reason is not None:
+                logger.warning("Stopping turn: %s", turn.stop_reason)
+                return _text_response(stop_message(turn))
         turn.model_calls += 1
         return None
 
     def after_model(
         self, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
-        text = _response_text(llm_response)
-        if prompts.is_rejection(text):
-            turn = self.turn_for(callback_context)
-            turn.rejected_by.append(callback_context.agent_name)
+        turn = self.turn_for(callback_context)
+        agent = callback_context.agent_name
+        caller = Caller(
+            agent=agent, functions=turn.declared.get(agent, {}), is_root=agent == self.root_name
+        )
+        outcome = examine(llm_response, caller, self.resolver.resolve)
+        repair = self.settings.transfer_repair
+        for finding in outcome.findings:
+            turn.invalid_names.append(finding.asked)
+            turn.shapes.append(finding.shape)
+            if repair and finding.became is not None:
+                logger.warning(
+                    "Repaired %s: %r -> %r", finding.shape, finding.asked, finding.became
+                )
+                turn.repairs.append((finding.asked, finding.became))
+        replaced = outcome.response(llm_response) if repair else None
+        text = _response_text(replaced or llm_response)
+        if agent != self.root_name and prompts.is_rejection(text):
+            turn.rejected_by.append(agent)
             if target := prompts.rejection_target(text):
                 turn.reject_targets.append(target)
-        return None
+        return replaced
 
     def before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
@@ -221,9 +251,22 @@ class Guards:
         self, args: dict[str, Any], ctx: ToolContext, turn: TurnRecord
     ) -> dict[str, Any] | None:
         requested = str(args.get(TRANSFER_ARG, ""))
-        if self.settings.enforce_limits and ctx.agent_name != self.root_name:
+        limits = self.settings.enforce_limits
+        # Every attempt counts toward the rounds, failed ones included, so
+        # neither ping-pong nor a stream of bad names outlives the limit.
+        if limits and turn.delegations >= self.settings.max_delegation_rounds:
+            turn.stop_reason = (
+                f"it used all {self.settings.max_delegation_rounds} delegation rounds "
+                "allowed per message"
+            )
+            return {"error": prompts.DELEGATION_LIMIT_ERROR}
+        turn.delegations += 1
+        if limits and ctx.agent_name != self.root_name:
             return {"error": prompts.no_handoff_error(ctx.agent_name)}
-        target = requested if requested in self.resolver.valid else None
+        valid = self.resolver.valid
+        target = requested if requested in valid else None
+        if target is None:
+            turn.invalid_names.append(requested)
         if target is None and self.settings.transfer_repair:
             target = self.resolver.resolve(requested)
             if target is not None:
@@ -231,22 +274,16 @@ class Guards:
                 turn.repairs.append((requested, target))
                 args[TRANSFER_ARG] = target
             else:
-                turn.unresolved.append(requested)
                 logger.warning("Unresolvable transfer target %r", requested)
-                return {"error": prompts.unknown_agent_error(requested, self.resolver.valid)}
+                if limits and requested in turn.unresolved:
+                    turn.stop_reason = prompts.unknown_agent_stop_reason(requested, valid)
+                turn.unresolved.append(requested)
+                return {"error": prompts.unknown_agent_error(requested, valid)}
         if target is None:
             return None  # no repair: let ADK fail as it always has
-        if self.settings.enforce_limits:
-            if target in turn.rejected_by:
-                others = [n for n in self.resolver.valid if n not in turn.rejected_by]
-                return {"error": prompts.already_declined_error(target, others)}
-            if turn.delegations >= self.settings.max_delegation_rounds:
-                turn.stop_reason = (
-                    f"it used all {self.settings.max_delegation_rounds} delegation rounds "
-                    "allowed per message"
-                )
-                return {"error": prompts.DELEGATION_LIMIT_ERROR}
-        turn.delegations += 1
+        if limits and target in turn.rejected_by:
+            others = [n for n in valid if n not in turn.rejected_by]
+            return {"error": prompts.already_declined_error(target, others)}
         turn.reached.append(target)
         return None
 

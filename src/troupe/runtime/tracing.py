@@ -72,6 +72,13 @@ def mask_args(tool: str, args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _output_tokens(usage: Any) -> int:
+    """Answer plus thought tokens, as billed."""
+    if usage is None:
+        return 0
+    return (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
+
+
 class Tracer:
     """ADK callbacks that time model and tool calls into the current turn's log."""
 
@@ -98,7 +105,7 @@ class Tracer:
             ModelCall(
                 agent=callback_context.agent_name,
                 prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
-                output_tokens=(usage.candidates_token_count or 0) if usage else 0,
+                output_tokens=_output_tokens(usage),
                 latency_ms=round((time.perf_counter() - started) * 1000, 2) if started else 0.0,
             )
         )
@@ -149,6 +156,8 @@ class Trace:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     repairs: list[list[str]] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
+    invalid_names: list[str] = field(default_factory=list)
+    """Names and shapes the model wrote that do not exist, repaired or not."""
     rejections: list[str] = field(default_factory=list)
     reached: list[str] = field(default_factory=list)
     stop_reason: str | None = None
@@ -259,6 +268,7 @@ def build_trace(
         tool_calls=[asdict(c) for c in log.tool_calls],
         repairs=[list(r) for r in (record.repairs if record else [])],
         unresolved=list(record.unresolved if record else []),
+        invalid_names=list(record.invalid_names if record else []),
         rejections=list(record.rejected_by if record else []),
         reached=list(record.reached if record else []),
         stop_reason=record.stop_reason if record else None,

@@ -149,8 +149,8 @@ def _unreadable_under(root: Path) -> list[Path]:
 class Jail:
     """How commands are confined to one workspace.
 
-    ``hidden`` are directories the jail must not show even when they lie
-    inside the workspace (troupe's data directory). ``network`` lets approved
+    ``hidden`` are directories and files the jail must not show even when
+    they lie inside the workspace (troupe's data directory or its files). ``network`` lets approved
     commands reach the network (``shell.network`` in the config).
     """
 
@@ -182,8 +182,12 @@ class Jail:
             args += ["--share-net", *_resolver_mounts()]
         args += [*_system_mounts(), "--bind" if writable else "--ro-bind", root, root]
         for hidden in self.hidden:
-            if hidden == self.workspace or self.workspace in hidden.parents:
-                args += ["--tmpfs", str(hidden)] if hidden.is_dir() else []
+            if hidden == self.workspace or self.workspace not in hidden.parents:
+                continue  # outside the workspace it is not mounted at all
+            if hidden.is_dir():
+                args += ["--tmpfs", str(hidden)]
+            elif hidden.exists():
+                args += ["--ro-bind", "/dev/null", str(hidden)]
         args += ["--chdir", root, "--", *argv]
         return args
 
