@@ -220,7 +220,7 @@ def version() -> None:
 
     from .. import __version__
 
-    console.print(f"troupe {__version__} (google-adk {adk_version.__version__})")
+    console.print(escape(f"troupe {__version__} (google-adk {adk_version.__version__})"))
 
 
 def _register_commands() -> None:

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 bench_app = typer.Typer(help="Benchmarks: print a table and write JSON.", no_args_is_help=True)
 
@@ -40,7 +41,7 @@ def faults(
     print(format_table(results))
     print()
     print(format_fault_table(results))
-    console.print(f"[dim]wrote {out}[/]")
+    console.print(f"[dim]wrote {escape(str(out))}[/]")
 
 
 @bench_app.command("overhead")
@@ -53,7 +54,7 @@ def overhead(
 
     result = asyncio.run(run_overhead(turns=turns, out=out))
     print(format_overhead(result))
-    console.print(f"[dim]wrote {out}[/]")
+    console.print(f"[dim]wrote {escape(str(out))}[/]")
 
 
 @bench_app.command("prompt")
@@ -73,4 +74,4 @@ def prompt(
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    console.print(f"[dim]wrote {out}[/]")
+    console.print(f"[dim]wrote {escape(str(out))}[/]")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 KEEP_ALIVE_SECONDS = 30
 """How long the server keeps an idle HTTP connection open."""
@@ -111,13 +112,13 @@ def run_server(
     if (problem := _bind_problem(host, port)) is not None:
         raise _fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
     base = options.base_url
-    console.print(f"[bold]troupe[/] serving on [cyan]{base}[/] (app 'troupe')")
-    console.print(f"  sessions: {redact(settings.session_store)}")
-    console.print(f"  probes:   {base}/healthz  {base}/readyz")
+    console.print(f"[bold]troupe[/] serving on [cyan]{escape(base)}[/] (app 'troupe')")
+    console.print(escape(f"  sessions: {redact(settings.session_store)}"))
+    console.print(escape(f"  probes:   {base}/healthz  {base}/readyz"))
     if web:
-        console.print(f"  web UI:   {base}/dev-ui/")
+        console.print(escape(f"  web UI:   {base}/dev-ui/"))
     if a2a:
-        console.print(f"  A2A card: {base}/a2a/.well-known/agent-card.json")
+        console.print(escape(f"  A2A card: {base}/a2a/.well-known/agent-card.json"))
     console.print(f"  auth:     {'bearer token required' if settings.auth_token else 'none'}")
     uvicorn.run(
         api,

@@ -149,7 +149,7 @@ class ChatSession:
                 break
             await self.send(text)
         await self.close()
-        self.console.print(f"[dim]resume with: troupe chat --session {self.session_id}[/]")
+        self.console.print(f"[dim]resume with: troupe chat --session {escape(self.session_id)}[/]")
 
     async def send_once(self, text: str) -> bool:
         """Send one message, then release what the session holds (the browser)."""
