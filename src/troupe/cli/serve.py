@@ -1,5 +1,6 @@
 """``troupe serve``: ADK's API server, web UI and A2A endpoint over troupe's tree."""
 
+import contextlib
 import os
 import socket
 from pathlib import Path
@@ -87,6 +88,7 @@ def run_server(
     import uvicorn
 
     from ..errors import ConfigError, TroupeError
+    from ..logfile import attach_log_file
     from ..sessions import redact
     from ..settings import load_settings
     from .app import _fail, _quiet_logs, console
@@ -106,6 +108,8 @@ def run_server(
         options = ServeOptions(
             host=host, port=port, web=web, a2a=a2a, agent=agent, public_url=public_url
         )
+        with contextlib.suppress(OSError):  # build_app names an unusable data directory
+            attach_log_file(settings.data_dir)  # tracebacks and MCP servers' stderr
         api = build_app(settings, options)
     except TroupeError as exc:
         raise _fail(exc) from None
