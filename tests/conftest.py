@@ -25,11 +25,16 @@ _PROVIDER_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROP
 def isolated_environment(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
-    """Keep data out of $HOME, use the offline model, and hide real provider keys."""
+    """Keep data out of $HOME, use the offline model with the router off, and hide
+    real provider keys."""
     data_dir = tmp_path_factory.mktemp("troupe-data")
     monkeypatch.setenv("TROUPE_DATA_DIR", str(data_dir))
     monkeypatch.setenv("TROUPE_MODEL", "offline")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # Most tests script the orchestrator's first model call, so they run with the
+    # fast-path router off, exactly as every turn went before it; the router's
+    # own tests (test_router*.py) build their trees with router="auto".
+    monkeypatch.setenv("TROUPE_ROUTER", "off")
     for key in _PROVIDER_KEYS:
         monkeypatch.delenv(key, raising=False)
     yield data_dir

@@ -35,7 +35,6 @@ EVERY_ROLE_TOOLS = [
 ]
 DEFAULT_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
 ORCHESTRATOR_SECTIONS = [
-    "## Your role",
     "## Routing table",
     "## Decision protocol",
     "## Rejections",
@@ -97,12 +96,33 @@ def test_orchestrator_instruction_sections_come_in_order() -> None:
     assert positions == sorted(positions)
 
 
-def test_role_statement_says_no_tools_and_delegate_with_transfer_to_agent() -> None:
-    role = section(instruction_of(build(["exec_shell"])), "## Your role")
+def test_decision_protocol_says_no_tools_and_delegate_with_transfer_to_agent() -> None:
+    protocol = section(instruction_of(build(["exec_shell"])), "## Decision protocol")
 
-    assert "no tools of your own" in role
-    assert "transfer_to_agent" in role
-    assert "delegated" in role
+    assert "you have no tools, so delegate" in protocol
+    assert "call transfer_to_agent with that name" in protocol
+
+
+INSTRUCTION_BUDGET = 4600
+"""Characters the six-agent orchestrator instruction may take (issue 12)."""
+
+
+def test_six_agent_instruction_with_the_builtin_tools_fits_the_budget_with_every_section(
+    tmp_path: Path,
+) -> None:
+    root = troupe.build_agent_tree(
+        troupe.Config(tools=troupe.builtin_tools(workspace=tmp_path), model="offline")
+    )
+    instruction = instruction_of(root)
+
+    assert [a.name for a in root.sub_agents] == DEFAULT_AGENTS
+    assert len(instruction) <= INSTRUCTION_BUDGET
+    for heading in ORCHESTRATOR_SECTIONS:
+        assert heading + "\n" in instruction, heading
+    assert "at most 5 delegation rounds" in instruction  # round limit
+    assert "greetings, opinions and general-knowledge questions yourself" in instruction
+    assert "NEVER invent or abbreviate agent names" in instruction  # exact-name rule
+    assert "[REJECT]" in section(instruction, "## Rejections")
 
 
 def test_routing_table_lists_name_role_capabilities_keywords_accepts_returns_cannot_do() -> None:

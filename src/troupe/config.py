@@ -8,6 +8,7 @@ remote agents and MCP servers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,26 @@ from pydantic import ConfigDict, Field, SkipValidation, ValidationError, field_v
 from .errors import ConfigError
 from .mcp import McpServer
 from .models.resolve import ModelLike
-from .options import TeamOptions, describe_errors
+from .options import ROUTER_MODES, TeamOptions, describe_errors
 from .tools import Tool
 from .topology import Topology
 
 ToolAdapter = Callable[[Tool], BaseTool]
+ROUTER_ENV = "TROUPE_ROUTER"
+
+
+def router_mode(config: Config) -> str:
+    """The router mode in force for ``config``: its own, else ``TROUPE_ROUTER``, else auto.
+
+    Raises:
+        ConfigError: when ``TROUPE_ROUTER`` holds another value.
+    """
+    if config.router is not None:
+        return config.router
+    value = os.environ.get(ROUTER_ENV, "").strip().lower() or "auto"
+    if value not in ROUTER_MODES:
+        raise ConfigError(f"{ROUTER_ENV}={value!r} is not a router mode; use auto or off.")
+    return value
 
 
 class Config(TeamOptions):

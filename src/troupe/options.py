@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+ROUTER_MODES = ("auto", "off")
+"""The fast-path router's modes."""
 NO_LIMIT = "no_limit"
 """Marks a field whose ``None`` means no limit (said in the error message)."""
 
@@ -80,6 +82,28 @@ class TeamOptions(BaseModel):
         description="Seconds one user message may take (at most a day); none means no limit.",
         json_schema_extra={NO_LIMIT: True},
     )
+    router: str | None = Field(
+        default=None,
+        description="auto: the fast-path router sends confident requests to their agent with "
+        "no orchestrator model call; off: the model decides every turn; none reads "
+        "TROUPE_ROUTER, else auto.",
+    )
+    router_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Lead the router's best agent needs over the runner-up; none: the default.",
+    )
+
+    @field_validator("router", mode="before")
+    @classmethod
+    def _a_router_mode(cls, value: Any) -> Any:
+        # YAML reads a bare off/on as a boolean.
+        if isinstance(value, bool):
+            return "auto" if value else "off"
+        if value is not None and value not in ROUTER_MODES:
+            raise ValueError("must be 'auto' or 'off'")
+        return value
 
     @field_validator(
         "max_delegation_rounds",
@@ -88,6 +112,7 @@ class TeamOptions(BaseModel):
         "model_retries",
         "retry_base_delay",
         "turn_timeout_s",
+        "router_threshold",
         mode="before",
     )
     @classmethod

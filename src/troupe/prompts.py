@@ -197,3 +197,34 @@ def stop_message(reason: str, done: Sequence[str], last_result: tuple[str, str] 
         lines.append(f"Last result ({tool}):\n{text}")
     lines.append("Not done: the rest of the request. Try rephrasing it or splitting it up.")
     return "\n".join(lines)
+
+
+# -- the router's hint -----------------------------------------------------------
+ROUTER_HINT_HEADING = "## Router hint"
+"""Heading of the router's candidates, appended to the orchestrator's instruction
+when the router leaves the choice to the model."""
+_HINT_LINE = "Router candidates (best first, score 0-1): "
+_HINT_ITEM = re.compile(r"(\w+) (\d+\.\d+)")
+HINT_COMPOUND = "The request has steps for different agents."
+HINT_DIRECT = "It reads like a greeting or a general question: answer it yourself."
+
+
+def router_hint(
+    candidates: Sequence[tuple[str, float]], *, compound: bool = False, direct: bool = False
+) -> str:
+    """The router's ranked candidates as a section of the orchestrator's instruction."""
+    shown = ", ".join(f"{name} {score:.2f}" for name, score in candidates) or "none"
+    notes = [note for flag, note in ((compound, HINT_COMPOUND), (direct, HINT_DIRECT)) if flag]
+    return f"{ROUTER_HINT_HEADING}\n{_HINT_LINE}{shown}." + "".join(f" {n}" for n in notes)
+
+
+def router_candidates(system: str) -> list[tuple[str, float]] | None:
+    """The candidates of the router hint in ``system``, best first; empty when
+    the hint says to answer directly, None when there is no hint."""
+    _, found, rest = system.partition(ROUTER_HINT_HEADING)
+    line = rest.strip().splitlines()[0] if found and rest.strip() else ""
+    if not line.startswith(_HINT_LINE):
+        return None
+    if HINT_DIRECT in line:
+        return []
+    return [(m.group(1), float(m.group(2))) for m in _HINT_ITEM.finditer(line[len(_HINT_LINE) :])]

@@ -88,6 +88,17 @@ class ShellSection(BaseModel):
         return names
 
 
+class BrowserSection(BaseModel):
+    """The ``browser`` section of ``troupe.yaml``: where the navigator may go."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow_hosts: list[str] = Field(
+        default_factory=list,
+        description="Loopback or private hosts (host or host:port) the browser may load.",
+    )
+
+
 class Settings(TeamOptions):
     """Every option of ``troupe.yaml``, ``TROUPE_*`` and the CLI, with its default."""
 
@@ -127,6 +138,9 @@ class Settings(TeamOptions):
     shell: ShellSection = Field(
         default_factory=ShellSection, description="Deny list, environment and timeout of commands."
     )
+    browser: BrowserSection = Field(
+        default_factory=BrowserSection, description="Hosts the navigator may load."
+    )
 
     def model_post_init(self, context: Any, /) -> None:
         self.workspace = self.workspace.expanduser().resolve()
@@ -151,6 +165,7 @@ class Settings(TeamOptions):
                 pass_env=self.shell.pass_env,
                 shell_timeout_s=self.shell.timeout_s or DEFAULT_TIMEOUT_S,
                 shell_network=self.shell.network,
+                browser_allow_hosts=self.browser.allow_hosts,
             )
             if self.builtin_tools
             else []
@@ -264,6 +279,16 @@ def _file_layer(file: Path) -> dict[str, Any]:
         for key, value in agent.items():
             raw.pop(_field_name(key), None)
             raw[key] = value
+    router = raw.get("router")
+    if isinstance(router, dict):
+        if set(router) - {"mode", "threshold"}:
+            raise ConfigError(
+                f"Config file {str(file)!r}: 'router' takes auto or off, or a mapping of "
+                f"mode and threshold, not {router!r}."
+            )
+        raw["router"] = router.get("mode")
+        if "threshold" in router:
+            raw["router_threshold"] = router["threshold"]
     topology = raw.get("topology")
     if isinstance(topology, str) and topology.endswith((".yaml", ".yml")):
         raw["topology"] = str((file.parent / Path(topology).expanduser()).resolve())

@@ -7,6 +7,7 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.base_tool import BaseTool
@@ -17,13 +18,14 @@ from google.genai import types
 from pydantic import Field, PrivateAttr
 from typing_extensions import override
 
-from .config import Config
+from .config import Config, router_mode
 from .errors import ConfigError, ToolAdapterError
 from .mcp import McpPlan, place_servers, plan_servers
 from .models.keys import configured_key
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
 from .routing.capabilities import capability_description, capability_list
+from .routing.fastpath import FastPath
 from .routing.instructions import (
     RouteEntry,
     agent_description,
@@ -33,6 +35,7 @@ from .routing.instructions import (
 )
 from .routing.partition import partition_tools
 from .routing.repair import AgentNameResolver
+from .routing.router import DEFAULT_THRESHOLD, RouteDecision
 from .runtime.approvals import refusal
 from .runtime.guards import Guards, GuardSettings
 from .runtime.tracing import Tracer
@@ -59,6 +62,13 @@ class TroupeAgent(LlmAgent):
     def troupe_guards(self) -> Guards | None:
         """The guards attached to this tree (set on the root agent)."""
         return self._troupe_guards
+
+    _troupe_router: FastPath | None = PrivateAttr(default=None)
+
+    @property
+    def troupe_router(self) -> FastPath | None:
+        """The fast-path router of this tree (on the root agent; None when off)."""
+        return self._troupe_router
 
     @override
     async def canonical_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
@@ -227,7 +237,30 @@ def build_agent_tree(config: Config) -> LlmAgent:
     )
     resolver = AgentNameResolver.for_topology(topology, [a.name for a in sub_agents])
     _attach_guards(root, config, resolver)
+    if router_mode(config) == "auto":
+        _attach_router(root, config, {e.name: e for e in entries})
     return root
+
+
+def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEntry]) -> None:
+    """Put the fast-path router before the orchestrator's other model callbacks,
+    so that a routed turn makes no model call and is not counted as one."""
+    guards = root.troupe_guards
+
+    def record(ctx: CallbackContext, decision: RouteDecision) -> None:
+        if guards is not None:
+            guards.turn_for(ctx).router = decision.kind
+
+    fast = FastPath(
+        root,
+        entries,
+        threshold=DEFAULT_THRESHOLD if config.router_threshold is None else config.router_threshold,
+        on_decision=record,
+    )
+    root._troupe_router = fast
+    existing = root.before_model_callback
+    callbacks = existing if isinstance(existing, list) else [existing] if existing else []
+    root.before_model_callback = [fast.before_model, *callbacks]
 
 
 def _as_llm(model: ModelLike) -> BaseLlm:

@@ -24,6 +24,7 @@ from troupe.builtins.browser_session import (
 from troupe.builtins.navigator import navigator_tools
 from troupe.builtins.secret_store import SecretStore
 from troupe.cli.app import app
+from troupe.sandbox.egress import EgressPolicy
 from troupe.testing import simplify
 
 # One browser serves the whole module, so its tests share one event loop.
@@ -96,7 +97,8 @@ def _require_browser() -> None:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser() -> AsyncIterator[BrowserSession]:
     _require_browser()
-    session = BrowserSession()
+    # The test site runs on 127.0.0.1, which the navigator refuses unless allowed.
+    session = BrowserSession(egress=EgressPolicy.allowing(["127.0.0.1"]))
     try:
         yield session
     finally:
@@ -218,7 +220,10 @@ async def test_the_builtin_browser_type_reads_secrets_from_the_vault(
     _require_browser()
     data = tmp_path / "data"
     SecretStore(data).set("PASSWORD", "hunter2")
-    tools = {t.name: t.func for t in builtin_tools(workspace=tmp_path, data_dir=data)}
+    tools = {
+        t.name: t.func
+        for t in builtin_tools(workspace=tmp_path, data_dir=data, browser_allow_hosts=["127.0.0.1"])
+    }
     try:
         await tools["browser_navigate"](site + "/form")
         typed = await tools["browser_type"]("#name", "{{secret:PASSWORD}}", submit=True)
@@ -364,7 +369,8 @@ async def test_the_orchestrator_sends_a_page_request_to_the_navigator(
     site: str, tmp_path: Path
 ) -> None:
     _require_browser()
-    root = build_agent_tree(Config(tools=builtin_tools(workspace=tmp_path), model="offline"))
+    tools = builtin_tools(workspace=tmp_path, browser_allow_hosts=["127.0.0.1"])
+    root = build_agent_tree(Config(tools=tools, model="offline"))
     try:
         events = [e async for e in Assistant(root).run("s1", f"open {site}/ and read it")]
     finally:
@@ -422,8 +428,12 @@ def test_troupe_tree_lists_the_browser_tools_when_chromium_is_present(tmp_path: 
 def test_troupe_chat_reads_a_local_page_and_closes_the_browser(site: str, tmp_path: Path) -> None:
     _require_browser()
 
+    config = tmp_path / "troupe.yaml"
+    config.write_text("browser:\n  allow_hosts: ['127.0.0.1']\n", encoding="utf-8")
+
     result = CliRunner().invoke(
-        app, ["chat", "-w", str(tmp_path), f"open {site}/about and read it"]
+        app,
+        ["chat", "-w", str(tmp_path), "--config", str(config), f"open {site}/about and read it"],
     )
 
     assert result.exit_code == 0, result.output

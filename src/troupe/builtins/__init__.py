@@ -28,6 +28,7 @@ def builtin_tools(
     pass_env: Sequence[str] = (),
     shell_timeout_s: float = DEFAULT_TIMEOUT_S,
     shell_network: bool = False,
+    browser_allow_hosts: Sequence[str] = (),
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
@@ -36,6 +37,8 @@ def builtin_tools(
     created on first use, not here. ``deny_commands``, ``pass_env`` and
     ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`);
     their commands run in a bubblewrap jail without network unless ``shell_network``.
+    The browser never loads loopback or private addresses unless
+    ``browser_allow_hosts`` lists the host.
     """
     data = resolve_data_dir(data_dir)
     root = Workspace(workspace).root
@@ -58,7 +61,7 @@ def builtin_tools(
     ]
     # Without Playwright or Chromium the navigator is left out; `troupe tree` says why.
     if browser_unavailable_reason() is None:
-        tools += navigator_tools(ws, secret_lookup=secrets.get)
+        tools += navigator_tools(ws, secret_lookup=secrets.get, allow_hosts=browser_allow_hosts)
     return tools
 
 

@@ -17,11 +17,13 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin
 
 from ..errors import TroupeError
+from ..sandbox.egress import EgressPolicy
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, Page, Playwright
+    from playwright.async_api import BrowserContext, Page, Playwright, Route, WebSocketRoute
 
 CHROMIUM_ENV = "TROUPE_CHROMIUM"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium")
@@ -91,8 +93,13 @@ class BrowserSession:
         executable: str | None = None,
         navigation_timeout_s: float = NAVIGATION_TIMEOUT_S,
         action_timeout_s: float = ACTION_TIMEOUT_S,
+        egress: EgressPolicy | None = None,
     ) -> None:
         self.executable = executable
+        self.egress = egress or EgressPolicy()
+        """Where pages may go; every request and redirect hop is checked against it."""
+        self.refused: list[str] = []
+        """Why requests were refused since the last :meth:`take_refusals`."""
         self.navigation_timeout_s = navigation_timeout_s
         self.action_timeout_s = action_timeout_s
         self._playwright: Playwright | None = None
@@ -166,7 +173,10 @@ class BrowserSession:
                 executable_path=executable,
                 headless=True,
                 args=list(LAUNCH_ARGS),
+                service_workers="block",  # a worker's requests would bypass the routing
             )
+            await self._context.route("**/*", self._guard)
+            await self._context.route_web_socket("**/*", self._guard_socket)
         except PlaywrightError as exc:
             await self._stop_driver()
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
@@ -176,6 +186,45 @@ class BrowserSession:
             ) from None
         self._context.set_default_timeout(self.action_timeout_s * 1000)
         self._context.set_default_navigation_timeout(self.navigation_timeout_s * 1000)
+
+    def take_refusals(self) -> list[str]:
+        """The refusals since the last call (a tool reports them to the model)."""
+        out, self.refused = self.refused, []
+        return out
+
+    async def _guard(self, route: Route) -> None:
+        """Let a request through only if the egress policy allows every hop.
+
+        Playwright does not route the later hops of a redirect, so the request
+        is fetched here without following redirects; a redirect goes back to
+        the page only when its target is allowed, and the page's request for
+        that target is routed through here again.
+        """
+        url = route.request.url
+        reason = await asyncio.to_thread(self.egress.refusal, url)
+        if reason is None:
+            try:
+                response = await route.fetch(max_redirects=0)
+            except Exception as exc:
+                await route.abort(_abort_code(exc))
+                return
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                target = urljoin(url, location)
+                reason = await asyncio.to_thread(self.egress.refusal, target)
+            if reason is None:
+                await route.fulfill(response=response)
+                return
+        self.refused.append(reason)
+        await route.abort("blockedbyclient")
+
+    async def _guard_socket(self, socket_route: WebSocketRoute) -> None:
+        reason = await asyncio.to_thread(self.egress.refusal, socket_route.url)
+        if reason is None:
+            socket_route.connect_to_server()
+            return
+        self.refused.append(reason)
+        await socket_route.close(code=1008, reason="refused by troupe's egress policy")
 
     async def close(self) -> None:
         """Close the browser and remove its profile; safe to call twice."""
@@ -201,6 +250,22 @@ class BrowserSession:
         if self._profile is not None:
             shutil.rmtree(self._profile, ignore_errors=True)
             self._profile = None
+
+
+_FETCH_ERRORS = {
+    "ECONNREFUSED": "connectionrefused",
+    "ENOTFOUND": "namenotresolved",
+    "EAI_AGAIN": "namenotresolved",
+    "ETIMEDOUT": "timedout",
+    "ECONNRESET": "connectionreset",
+    "EHOSTUNREACH": "addressunreachable",
+}
+
+
+def _abort_code(exc: BaseException) -> str:
+    """The network error the page sees when troupe's own fetch of a request failed."""
+    text = str(exc)
+    return next((code for key, code in _FETCH_ERRORS.items() if key in text), "failed")
 
 
 _shared: BrowserSession | None = None

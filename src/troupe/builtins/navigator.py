@@ -9,12 +9,14 @@ everything the tools return afterwards.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..sandbox.egress import EgressPolicy
 from ..tools import Tool
 from .browser_session import BrowserSession, BrowserUnavailableError, shared_browser
 from .secret_store import SECRET_REF, reference
@@ -79,14 +81,19 @@ def navigator_tools(
     secret_lookup: SecretLookup | None = None,
     max_text_chars: int = MAX_TEXT_CHARS,
     max_links: int = MAX_LINKS,
+    allow_hosts: Sequence[str] | None = None,
 ) -> list[Tool]:
     """browser_navigate, browser_extract, browser_click, browser_type and browser_screenshot.
 
     ``browser`` defaults to the process-wide :func:`shared_browser`;
     ``secret_lookup`` resolves ``{{secret:NAME}}`` in ``browser_type`` (without
-    one, a secret reference is refused with an error).
+    one, a secret reference is refused with an error). Pages may not reach
+    loopback, private or link-local addresses unless ``allow_hosts`` (the
+    config's ``browser.allow_hosts``) lists the host; see :class:`EgressPolicy`.
     """
     session = browser if browser is not None else shared_browser()
+    if allow_hosts is not None:
+        session.egress = EgressPolicy.allowing(allow_hosts)
     revealed: dict[str, str] = {}  # plaintext -> reference, to scrub from outputs
 
     def scrub(value: Any) -> Any:
@@ -122,17 +129,24 @@ def navigator_tools(
         """Open a web page (http or https URL) and return its title and the start of its text."""
         if problem := _check_url(url):
             return problem
+        if refusal := await asyncio.to_thread(session.egress.refusal, url.strip()):
+            return tool_error(refusal, "a public http(s) URL, or a host in browser.allow_hosts")
         try:
             page = await session.page()
         except BrowserUnavailableError as exc:
             return tool_error(str(exc), "a machine with Playwright and Chromium")
+        session.take_refusals()
         try:
             response = await page.goto(url.strip(), wait_until="load")
         except Exception as exc:
+            if blocked := session.take_refusals():
+                return tool_error(blocked[0], "a public http(s) URL", url=url)
             return tool_error(
                 f"could not open {url!r}: {_short_error(exc)}", "a reachable http(s) URL", url=url
             )
         out = await summary(page)
+        if blocked := session.take_refusals():
+            out["blocked_requests"] = blocked[:10]
         status = response.status if response is not None else None
         out["status"] = status
         if status is not None and status >= 400:

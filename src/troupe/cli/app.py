@@ -15,7 +15,16 @@ from rich.markup import escape
 
 from ..errors import TroupeError
 from ..logfile import KeepOutThirdParty, OneLineFormatter
-from .options import ConfigOpt, DataDirOpt, ModelOpt, SingleOpt, TopologyOpt, WorkspaceOpt
+from .options import (
+    ApiBaseOpt,
+    ConfigOpt,
+    DataDirOpt,
+    ModelOpt,
+    RouterOpt,
+    SingleOpt,
+    TopologyOpt,
+    WorkspaceOpt,
+)
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -155,6 +164,8 @@ def chat(
     ] = False,
     config: ConfigOpt = None,
     model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    router: RouterOpt = None,
     workspace: WorkspaceOpt = None,
     topology: TopologyOpt = None,
     single_agent: SingleOpt = False,
@@ -186,6 +197,8 @@ def chat(
             json_output=json_output,
             console=console,
             approve=approve,
+            api_base=api_base,
+            router=router,
         )
     except TroupeError as exc:
         raise _fail(exc) from None

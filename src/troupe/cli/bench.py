@@ -75,3 +75,16 @@ def prompt(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     console.print(f"[dim]wrote {escape(str(out))}[/]")
+
+
+@bench_app.command("router")
+def router(
+    out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "router.json",
+) -> None:
+    """The router: encoder cold start, cost per request, signals, thresholds, prompt size."""
+    from ..benchmarks.router_bench import format_router_bench, run_router_bench
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = asyncio.run(run_router_bench(Path(tmp), out))
+    print(format_router_bench(result))
+    console.print(f"[dim]wrote {escape(str(out))}[/]")

@@ -54,7 +54,11 @@ async def run_demo(console: Console, *, model: str) -> bool:
         site.mkdir()
         (site / "index.html").write_text(DEMO_PAGE)
         data_dir = Path(tempfile.mkdtemp(prefix="troupe-demo-data-"))
-        tools = builtin_tools(workspace=workspace, data_dir=data_dir)
+        # The demo's own page is served on 127.0.0.1, which the navigator refuses
+        # unless it is allowed, as here.
+        tools = builtin_tools(
+            workspace=workspace, data_dir=data_dir, browser_allow_hosts=["127.0.0.1"]
+        )
         root = build_agent_tree(Config(tools=tools, model=model))
         assistant = Assistant(root)
         agents = [a.name for a in root.sub_agents]

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 RESULTS = Path("bench/results")
-REPORT_WIDTH = 132
+REPORT_WIDTH = 160
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
@@ -60,6 +60,20 @@ def eval_command(
     / "eval.json",
     out_html: Annotated[Path, typer.Option("--out-html", help="HTML report file.")] = RESULTS
     / "eval.html",
+    router: Annotated[
+        str | None,
+        typer.Option(
+            "--router",
+            help="auto: the fast-path router decides confident requests; off: the model "
+            "decides every one (default: the config file's, else auto).",
+        ),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--router-threshold", min=0.0, max=1.0, help="Lead the router needs to decide."
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
 ) -> None:
     """Score the orchestrator's routing on a labelled request set; write JSON and HTML."""
@@ -76,6 +90,8 @@ def eval_command(
                 dataset=dataset,
                 limit=limit,
                 concurrency=concurrency,
+                router=router,
+                threshold=threshold,
             )
     except TroupeError as exc:
         raise _fail(exc) from None
@@ -99,7 +115,10 @@ def _run(
     dataset: Path | None,
     limit: int | None,
     concurrency: int,
+    router: str | None = None,
+    threshold: float | None = None,
 ) -> dict[str, Any]:
+    from ..config import Config, router_mode
     from ..evaluation.dataset import load_cases, spread
     from ..evaluation.report import build_report
     from ..evaluation.runner import build_eval_tree, evaluate_cases
@@ -111,8 +130,10 @@ def _run(
         parsed = read_config_file(config_path)
         model = model or parsed.model
         api_base = api_base or parsed.api_base
+        router = router or parsed.router
+        threshold = parsed.router_threshold if threshold is None else threshold
     cases = spread(load_cases(dataset), limit)
-    root = build_eval_tree(model, api_base=api_base)
+    root = build_eval_tree(model, api_base=api_base, router=router, router_threshold=threshold)
     label = model_label(root.model)
     start = time.perf_counter()
     with _progress(len(cases), label) as advance:
@@ -121,7 +142,7 @@ def _run(
         )
     return build_report(
         results,
-        model=label,
+        model=f"{label}, router {router_mode(Config(router=router))}",
         dataset=str(dataset) if dataset else "troupe's built-in routing set",
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,

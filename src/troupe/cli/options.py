@@ -29,6 +29,22 @@ DataDirOpt = Annotated[
         "--data-dir", help="troupe's data directory: sessions, stores, traces (TROUPE_DATA_DIR)."
     ),
 ]
+ApiBaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        help="Base URL of an OpenAI-compatible server (llama.cpp, vLLM, LM Studio) or Ollama; "
+        "use with --model openai/NAME.",
+    ),
+]
+RouterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--router",
+        help="auto: confident requests go straight to their agent; off: the orchestrator's "
+        "model decides every one (default: the config file's, else auto).",
+    ),
+]
 
 
 def resolved_data_dir(config: Path | None, data_dir: Path | None) -> Path:

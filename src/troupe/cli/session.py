@@ -60,6 +60,8 @@ class ChatSession:
         json_output: bool,
         console: Console,
         approve: str | None = None,
+        api_base: str | None = None,
+        router: str | None = None,
     ) -> ChatSession:
         policy = (
             parse_policy(approve)
@@ -73,6 +75,8 @@ class ChatSession:
             topology=topology,
             data_dir=data_dir,
             multi_agent=False if single_agent else None,
+            api_base=api_base,
+            router=router,
         )
         from ..runtime.tracing import TraceStore
 

@@ -58,13 +58,15 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tokens_per_request", "Tokens/req"),
     ("latency_ms_p50", "ms p50"),
     ("latency_ms_p95", "ms p95"),
+    ("router_coverage", "Router cov"),
+    ("router_precision", "Router prec"),
 )
 """The columns of a score row, in table order: (key, heading)."""
 
 
 def format_cell(key: str, value: Any) -> str:
     """One score value as text, the same in the terminal and the HTML page."""
-    if key == "accuracy":
+    if key in ("accuracy", "router_coverage", "router_precision"):
         return format_pct(float(value))
     if isinstance(value, float):
         return f"{value:.1f}" if key.startswith(("latency", "tokens")) else f"{value:.2f}"

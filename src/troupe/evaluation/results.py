@@ -40,6 +40,14 @@ class RequestResult:
     """Wall time from sending the request to the decision."""
     error: str | None = None
     """Why the request failed, when it did."""
+    router: str | None = None
+    """The fast-path router's decision: ``route`` (it transferred, no model call),
+    ``greeting`` (it classed the message as one), ``defer`` or None (router off)."""
+
+    @property
+    def router_decided(self) -> bool:
+        """True when the router made the decision itself (a route or a greeting)."""
+        return self.router in ("route", "greeting")
 
     @property
     def label(self) -> str:
@@ -72,4 +80,5 @@ class RequestResult:
             "output_tokens": self.output_tokens,
             "latency_ms": round(self.latency_ms, 2),
             "error": self.error,
+            "router": self.router,
         }

@@ -38,9 +38,24 @@ class EvaluationAbortedError(TroupeError):
     """The first requests of an evaluation all failed."""
 
 
-def build_eval_tree(model: ModelLike | None, *, api_base: str | None = None) -> LlmAgent:
-    """The default topology over the stub tools, with ``model`` on every agent."""
-    return build_agent_tree(Config(tools=stub_tools(), model=model, api_base=api_base))
+def build_eval_tree(
+    model: ModelLike | None,
+    *,
+    api_base: str | None = None,
+    router: str | None = None,
+    router_threshold: float | None = None,
+) -> LlmAgent:
+    """The default topology over the stub tools, with ``model`` on every agent
+    and the fast-path router ``auto`` or ``off`` (None: ``TROUPE_ROUTER``, else auto)."""
+    return build_agent_tree(
+        Config(
+            tools=stub_tools(),
+            model=model,
+            api_base=api_base,
+            router=router,
+            router_threshold=router_threshold,
+        )
+    )
 
 
 def invalid_transfer_names(event: Event, valid: set[str]) -> list[str]:
@@ -116,6 +131,7 @@ async def evaluate_case(assistant: Assistant, case: RoutingCase, session_id: str
         result.model_calls = len(calls)
         result.prompt_tokens = sum(c.prompt_tokens for c in calls)
         result.output_tokens = sum(c.output_tokens for c in calls)
+        result.router = turn.router
     else:
         result.model_calls = reported_calls
     return result
@@ -179,11 +195,12 @@ async def run_evaluation(
     *,
     model: ModelLike | None,
     api_base: str | None = None,
+    router: str | None = None,
     concurrency: int = 1,
     on_result: Callable[[RequestResult], None] | None = None,
 ) -> list[RequestResult]:
     """Build the evaluation tree for ``model`` and evaluate ``cases`` on it."""
-    root = build_eval_tree(model, api_base=api_base)
+    root = build_eval_tree(model, api_base=api_base, router=router)
     return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
 
 

@@ -39,6 +39,7 @@ def group_score(name: str, results: Sequence[RequestResult]) -> dict[str, Any]:
     count = len(results)
     correct = sum(r.correct for r in results)
     latencies = [r.latency_ms for r in results]
+    decided = [r for r in results if r.router_decided]
     return {
         "name": name,
         "requests": count,
@@ -51,6 +52,10 @@ def group_score(name: str, results: Sequence[RequestResult]) -> dict[str, Any]:
         "tokens_per_request": round(_mean([r.total_tokens for r in results]), 1),
         "latency_ms_p50": round(percentile(latencies, 0.5), 1),
         "latency_ms_p95": round(percentile(latencies, 0.95), 1),
+        "router_coverage": round(len(decided) / count, 4) if count else 0.0,
+        "router_precision": (
+            round(sum(r.correct for r in decided) / len(decided), 4) if decided else 0.0
+        ),
     }
 
 

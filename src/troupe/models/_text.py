@@ -65,9 +65,13 @@ STOPWORDS = frozenset(
 
 
 def stem(word: str) -> str:
-    """A crude stem so that 'files', 'listing' and 'listed' meet their base word."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+    """A crude stem so that 'files', 'memories', 'listing' and 'listed' meet their base word."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
 

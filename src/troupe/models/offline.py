@@ -331,20 +331,29 @@ class OfflineModel(BaseLlm):
         if note and prompts.asks_report(note):
             return [types.Part(text=_last_result_in_history(request))]
         excluded = _excluded_agents(request)
-        route = best_route(text, [r for r in routes if r.name not in excluded])
+        hinted = prompts.router_candidates(system_text(request))
+        if hinted is not None:
+            # The router already scored the team: follow its best candidate.
+            known = {r.name for r in routes} - excluded
+            route = next((r for r in routes for n, _ in hinted[:1] if r.name == n), None)
+            if route is None or route.name not in known:
+                return [types.Part(text=self._direct(text))]
+        else:
+            route = best_route(text, [r for r in routes if r.name not in excluded])
         if route is None:
-            if _is_greeting(text):
-                return [types.Part(text=_greeting_reply(text))]
-            return [
-                types.Part(
-                    text="I am troupe's offline model, a rule-based stand-in "
-                    "without general knowledge, and no agent on the team "
-                    "matches this request. Configure a real model with "
-                    "--model for open questions."
-                )
-            ]
+            return [types.Part(text=self._direct(text))]
         call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: route.name})
         return [types.Part(function_call=call)]
+
+    @staticmethod
+    def _direct(text: str) -> str:
+        if _is_greeting(text):
+            return _greeting_reply(text)
+        return (
+            "I am troupe's offline model, a rule-based stand-in without general "
+            "knowledge, and no agent on the team matches this request. Configure a "
+            "real model with --model for open questions."
+        )
 
     def _act(
         self, text: str, tools: dict[str, types.FunctionDeclaration], system: str

@@ -19,7 +19,7 @@ DEFAULT_MAX_DELEGATION_ROUNDS = 5
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are troupe, a helpful assistant backed by a team of specialist agents. "
-    "Be accurate and brief, and say plainly when something could not be done."
+    "Be accurate and brief; say plainly when something could not be done."
 )
 
 
@@ -78,13 +78,6 @@ def build_orchestrator_instruction(
     names = [e.name for e in entries]
     rounds = effective_rounds(max_delegation_rounds)
     sections: list[str] = [(system_prompt or DEFAULT_SYSTEM_PROMPT).strip()]
-    sections.append(
-        "## Your role\n"
-        "You are the orchestrator of a team of specialist agents. You have no tools "
-        "of your own and cannot run anything yourself. Every task that needs a tool "
-        "must be delegated: call transfer_to_agent with the exact name of the one "
-        "agent whose role fits the task."
-    )
     sections.append("## Routing table\n" + "\n\n".join(_route_block(e) for e in entries))
     if unmatched:
         summaries = "; ".join(
@@ -99,43 +92,37 @@ def build_orchestrator_instruction(
         )
     protocol = [
         "## Decision protocol",
-        "For every user message, in order:",
-        "1. Classify: a greeting, an opinion or a general-knowledge question is "
-        "answered directly; anything that needs a tool or stored data is delegated.",
-        "2. Match: compare the request with each agent's keywords and what it accepts.",
-        "3. Select: choose the single agent whose role covers the request.",
-        "4. Verify: make sure the request is not in that agent's cannot-do list and "
-        "that the name is spelled exactly as in the routing table.",
-        f"5. Delegate: call {TRANSFER_TOOL} with that exact name and write nothing else.",
+        "You are the orchestrator: you have no tools, so delegate what needs one.",
+        "1. Classify: answer it yourself or delegate it (see the rules).",
+        "2. Match: compare it with each agent's keywords and accepts.",
+        "3. Select: the single agent whose role covers it.",
+        "4. Verify: it is not in that agent's cannot-do list; the name is exact.",
+        f"5. Delegate: call {TRANSFER_TOOL} with that name and write nothing else.",
     ]
     if "planner" in names:
         protocol.insert(
-            5,
-            "   A request that spans several agents or needs ordered steps goes to planner first.",
+            5, "   A request for several agents or ordered steps goes to planner first."
         )
     sections.append("\n".join(protocol))
     sections.append(
         "## Rejections\n"
-        f"An agent handed a task outside its role replies with a line that starts "
-        f"with {REJECT_MARKER} and names the agent the task needs. Do not pass that "
-        "line on to the user. Delegate the task to the named agent if it is in the "
-        "routing table, otherwise to the next best match, and never send the same "
-        "task back to an agent that rejected it. After two rejections, answer the "
-        "user directly with what you know."
+        f"A reply starting with {REJECT_MARKER} names the agent the task needs; never show "
+        "it to the user. Delegate the task to the named agent if it exists, else to "
+        "the next best match, and never send the same task back to an "
+        "agent that rejected it. After two rejections, answer the user directly."
     )
     sections.append(
         "## Delegation rules\n"
         "- Answer greetings, opinions and general-knowledge questions yourself, "
         "without delegating.\n"
-        f"- Use at most {rounds} delegation rounds for one user message; when they "
-        "are used up, answer with what you have.\n"
-        "- Delegate one task at a time and pass on each agent's result faithfully."
+        f"- Use at most {rounds} delegation rounds per user message, then answer with "
+        "what you have.\n"
+        "- One task at a time; pass each result on faithfully."
     )
     sections.append(
         "## Agent names\n"
         f"The only valid agent names are: {', '.join(names) if names else '(none)'}.\n"
-        "NEVER invent or abbreviate agent names. Use each name exactly as written in "
-        "the routing table; any other name does not exist and the transfer will fail."
+        "NEVER invent or abbreviate agent names; any other name fails the transfer."
     )
     return "\n\n".join(sections) + "\n"
 

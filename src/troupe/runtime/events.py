@@ -9,6 +9,7 @@ from typing import Any, Literal
 from google.adk.events.event import Event
 
 from ..prompts import TRANSFER_TOOL
+from ..routing.fastpath import ROUTER_NAME, is_router_call
 
 EventKind = Literal["transfer", "tool_call", "tool_result", "text", "error"]
 
@@ -59,7 +60,8 @@ def steps(event: Event) -> list[Step]:
             if resp.name == TRANSFER_TOOL and not _is_error(resp.response):
                 # The target actually used: a repaired name differs from the call's.
                 target = event.actions.transfer_to_agent if event.actions else None
-                out.append(Step(event.author, "transfer", str(target), ""))
+                author = ROUTER_NAME if is_router_call(resp.id) else event.author
+                out.append(Step(author, "transfer", str(target), ""))
                 continue
             out.append(Step(event.author, "tool_result", resp.name, _dump(resp.response)))
         elif part.text and not part.thought:

@@ -105,6 +105,8 @@ class TurnRecord:
     """(tool, response) of the latest tool result."""
     stop_reason: str | None = None
     """Why the turn was stopped early, if it was."""
+    router: str | None = None
+    """The fast-path router's decision: route, greeting or defer (None: not asked)."""
     trace: TraceLog = field(default_factory=TraceLog)
     """Model and tool calls with timings, for the turn's trace."""
     declared: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)

@@ -240,7 +240,8 @@ def build_trace(
 
     all_steps = [s for e in events for s in event_steps(e)]
     answer = "\n".join(s.text for s in all_steps if s.kind == "text").strip()
-    path = ["orchestrator"] if all_steps and all_steps[0].author == "orchestrator" else []
+    first = all_steps[0].author if all_steps else None
+    path = [first] if first in ("orchestrator", "router") else []
     path += [s.name for s in all_steps if s.kind == "transfer" and s.name]
     failure = next((s for s in all_steps if s.kind == "error"), None)
     if failure is not None and outcome == "answered":

