@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import troupe
+from troupe.errors import InvalidRequestError
 
 
 @pytest.mark.parametrize(
@@ -67,5 +68,5 @@ async def test_a_message_or_session_id_that_cannot_start_a_turn_is_refused(
 ) -> None:
     assistant = troupe.Assistant(troupe.build_agent_tree(troupe.Config()))
 
-    with pytest.raises(troupe.ConfigError, match=complaint):
+    with pytest.raises(InvalidRequestError, match=complaint):
         await assistant.run_and_collect(session_id, text)

@@ -165,7 +165,7 @@ def test_resolving_a_litellm_name_keeps_litellm_off_the_network(
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
 
 
-@pytest.mark.parametrize("name", ["gpt-nonsense", "nosuchprovider/x", "gemini", "openai"])
+@pytest.mark.parametrize("name", ["nonsense-model", "nosuchprovider/x", "gemini", "openai"])
 def test_unknown_model_name_raises_config_error_listing_accepted_names(name: str) -> None:
     with pytest.raises(ConfigError) as caught:
         resolve_model(name)
@@ -177,7 +177,7 @@ def test_unknown_model_name_raises_config_error_listing_accepted_names(name: str
     assert "openai/gpt-4o-mini" in message
 
 
-@pytest.mark.parametrize("name", ["gpt-nonsense", "nosuchprovider/x"])
+@pytest.mark.parametrize("name", ["nonsense-model", "nosuchprovider/x"])
 def test_unknown_model_name_is_named_in_the_error(name: str) -> None:
     with pytest.raises(ConfigError, match=name):
         build_agent_tree(Config(model=name))

@@ -18,7 +18,7 @@ from google.adk.tools.base_tool import BaseTool
 from pydantic import ConfigDict, Field, SkipValidation, ValidationError, field_validator
 
 from .errors import ConfigError
-from .mcp import McpServer
+from .mcp.entries import McpServer
 from .models.resolve import ModelLike
 from .options import ROUTER_MODES, TeamOptions, describe_errors
 from .tools import Tool

@@ -1,8 +1,15 @@
-"""Exceptions raised by troupe.
+"""Exceptions raised by troupe: one base class, one module.
 
-Every error derives from :class:`TroupeError`. Mistakes in what the caller
-wrote (tools, topologies, config files, model names) raise
-:class:`ConfigError`; each message names the offending value and the fix.
+Every error derives from :class:`TroupeError`, and every message names the
+offending value and the fix. Which one is raised says whose mistake it was:
+
+* :class:`ConfigError` -- configuration: tools, topologies, config files,
+  ``TROUPE_*`` variables, options, model names;
+* :class:`InvalidRequestError` -- a call that cannot be carried out as made:
+  an empty message, a session id that is not text, a session that is not stored;
+* :class:`BadArgument` -- an argument a model gave a built-in tool; the tool
+  answers with it instead of raising;
+* :class:`UnknownAgentError` -- the model kept naming an agent that does not exist.
 """
 
 from __future__ import annotations
@@ -16,6 +23,19 @@ class TroupeError(Exception):
 
 class ConfigError(TroupeError, ValueError):
     """Something the user configured is invalid; the message says how to fix it."""
+
+
+class InvalidRequestError(TroupeError, ValueError):
+    """A call troupe cannot carry out as made (not a configuration mistake)."""
+
+
+class BadArgument(TroupeError):
+    """An argument a tool cannot use: what was wrong and what is accepted."""
+
+    def __init__(self, message: str, accepted: str) -> None:
+        super().__init__(message)
+        self.accepted = accepted
+        """What the tool accepts instead, shown to the model with the error."""
 
 
 class UnknownAgentError(TroupeError):

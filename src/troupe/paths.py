@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 DATA_DIR_ENV = "TROUPE_DATA_DIR"
+SESSIONS_FILE = "sessions.db"
+"""The default session store's file in the data directory."""
 
 
 def default_data_dir() -> Path:
@@ -14,3 +16,10 @@ def default_data_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "troupe"
+
+
+def default_session_store(data_dir: Path) -> str:
+    """The SQLite URL of ``sessions.db`` in ``data_dir`` (an absolute path)."""
+    # SQLAlchemy's convention, which ADK follows: three slashes and a relative
+    # path, or four slashes for an absolute one.
+    return f"sqlite:///{(data_dir.expanduser().resolve() / SESSIONS_FILE).as_posix()}"

@@ -27,14 +27,12 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from typing_extensions import override
 
 from .errors import ConfigError
+from .paths import default_session_store as default_session_store
 from .runtime.events import steps
 from .sandbox.private import private_file
 
 SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 """Environment variable that overrides the configured session store URL."""
-SESSIONS_FILE = "sessions.db"
-"""Name of the default SQLite file inside the data directory."""
-
 DATABASE_POOL: dict[str, Any] = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 120}
 """SQLAlchemy pool settings for database stores. The defaults (5 connections plus
 10, 30 s wait) make turns fail under a few hundred concurrent sessions."""
@@ -43,13 +41,6 @@ _EXAMPLES = (
     "sqlite:////absolute/path/sessions.db, sqlite:///relative.db, "
     "postgresql+asyncpg://user:password@127.0.0.1:5432/troupe or memory://"
 )
-
-
-def default_session_store(data_dir: Path) -> str:
-    """The SQLite URL of ``sessions.db`` in ``data_dir`` (an absolute path)."""
-    # SQLAlchemy's convention, which ADK follows: three slashes and a relative
-    # path, or four slashes for an absolute one.
-    return f"sqlite:///{(data_dir.expanduser().resolve() / SESSIONS_FILE).as_posix()}"
 
 
 def redact(url: str) -> str:

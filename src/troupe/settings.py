@@ -31,9 +31,8 @@ from .builtins.shell_policy import compile_deny_list
 from .errors import ConfigError
 from .mcp.entries import McpServerEntry
 from .options import TeamOptions, describe_errors
-from .paths import DATA_DIR_ENV, default_data_dir
+from .paths import DATA_DIR_ENV, default_data_dir, default_session_store
 from .remote import RemoteAgentEntry
-from .sessions import default_session_store
 
 if TYPE_CHECKING:
     from .config import Config

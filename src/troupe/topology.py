@@ -22,6 +22,9 @@ from .errors import ConfigError
 ORCHESTRATOR_NAME = "orchestrator"
 """Name of the root agent in multi-agent mode; no specialist may use it."""
 
+SINGLE_AGENT_NAME = "assistant"
+"""Name of the one agent in single-agent mode."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class AgentSpec:

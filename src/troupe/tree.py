@@ -40,9 +40,13 @@ from .runtime.approvals import refusal
 from .runtime.guards import Guards, GuardSettings
 from .runtime.tracing import Tracer
 from .tools import Tool, validate_tools
-from .topology import ORCHESTRATOR_NAME, AgentSpec, Topology, resolve_topology
-
-SINGLE_AGENT_NAME = "assistant"
+from .topology import (
+    ORCHESTRATOR_NAME,
+    SINGLE_AGENT_NAME,
+    AgentSpec,
+    Topology,
+    resolve_topology,
+)
 
 
 class TroupeAgent(LlmAgent):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from ..errors import TroupeError
+from ..errors import BadArgument, TroupeError
 from .workspace import PathOutsideWorkspace, tool_error
 
 logger = logging.getLogger("troupe.builtins")
@@ -27,14 +27,6 @@ MAX_TEXT_CHARS = 100_000
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _RELATIVE = re.compile(r"^\s*(\d+)\s*(m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)\s*(ago)?\s*$")
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-class BadArgument(ValueError):
-    """An argument a tool cannot use: what was wrong and what is accepted."""
-
-    def __init__(self, message: str, accepted: str) -> None:
-        super().__init__(message)
-        self.accepted = accepted
 
 
 def guarded(fn: F) -> F:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 import uuid
-import warnings
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from ..errors import TroupeError
-from ..logfile import KeepOutThirdParty, OneLineFormatter
+from . import bench, secrets, serve, sessions, trace
+from .common import console, fail, quiet_logs
+from .eval import register as register_eval
 from .options import (
     ApiBaseOpt,
     ConfigOpt,
@@ -30,39 +28,16 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..mcp import McpServerReport
 
+# Plain help (rich_markup_mode=None) on every Typer: typer's rich help formatter
+# imports markdown and syntax highlighting, about half a second before any help shows.
 app = typer.Typer(
+    rich_markup_mode=None,
     name="troupe",
     help="A team of ADK agents built from a flat list of tools.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
-
-
-def _quiet_logs(verbose: bool) -> None:
-    root = logging.getLogger()
-    if not root.handlers:  # as logging.basicConfig: leave a configured logging alone
-        handler = logging.StreamHandler()
-        # Tracebacks go to the log file (troupe.log); the terminal gets one line each.
-        if verbose:
-            handler.setFormatter(logging.Formatter("%(message)s"))
-        else:
-            handler.setFormatter(OneLineFormatter())
-            handler.addFilter(KeepOutThirdParty())
-        root.addHandler(handler)
-    root.setLevel(logging.INFO if verbose else logging.WARNING)
-    if not verbose:
-        for name in ("google_adk", "google.adk", "LiteLLM", "litellm", "httpx"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        # ADK marks its A2A and credential services experimental on every use.
-        warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
-
-
-def _fail(exc: BaseException) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
-    return typer.Exit(code=2)
 
 
 @app.command()
@@ -82,7 +57,7 @@ def tree(
     from ..settings import load_settings
     from ..tree import build_agent_tree
 
-    _quiet_logs(False)
+    quiet_logs(False)
     try:
         settings = load_settings(
             config_path=config,
@@ -99,7 +74,7 @@ def tree(
         )
         mcp_reports = _mcp_reports(settings.config)
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     from .render import agent_tree
 
     label = model_label(getattr(root, "model", "") or "")
@@ -140,14 +115,14 @@ def routing(
     from ..settings import load_settings
     from ..tree import build_agent_tree
 
-    _quiet_logs(False)
+    quiet_logs(False)
     try:
         settings = load_settings(
             config_path=config, model=model, workspace=workspace, topology=topology
         )
         root = build_agent_tree(settings.config)
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     sys.stdout.write(str(root.instruction))
 
 
@@ -183,7 +158,7 @@ def chat(
     """Chat with the team: one message, or an interactive session."""
     from .session import ChatSession
 
-    _quiet_logs(verbose)
+    quiet_logs(verbose)
     try:
         chat_session = ChatSession.open(
             config_path=config,
@@ -201,14 +176,14 @@ def chat(
             router=router,
         )
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     try:
         if message is not None:
             ok = asyncio.run(chat_session.send_once(message))
             raise typer.Exit(code=0 if ok else 1)
         asyncio.run(chat_session.repl())
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
 
 
 @app.command()
@@ -218,51 +193,30 @@ def demo(
     """Run a short scripted session in a scratch workspace (offline by default)."""
     from .demo import run_demo
 
-    _quiet_logs(False)
+    quiet_logs(False)
     try:
         ok = asyncio.run(run_demo(console, model=model or "offline"))
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     raise typer.Exit(code=0 if ok else 1)
 
 
 @app.command()
 def version() -> None:
     """Print troupe's version and the ADK version it runs on."""
-    from google.adk import version as adk_version
+    from importlib.metadata import version as installed
 
     from .. import __version__
 
-    console.print(escape(f"troupe {__version__} (google-adk {adk_version.__version__})"))
+    typer.echo(f"troupe {__version__} (google-adk {installed('google-adk')})")
 
 
-def _register_commands() -> None:
-    from . import serve as serve_command
-    from . import sessions as sessions_command
-
-    serve_command.register(app)
-    sessions_command.register(app)
-
-
-_register_commands()
-
-
-def _register_subcommands() -> None:
-    from .bench import bench_app
-
-    app.add_typer(bench_app, name="bench")
-    from .eval import register as register_eval
-
-    register_eval(app)
-    from .trace import trace_app
-
-    app.add_typer(trace_app, name="trace")
-    from .secrets import secrets_app
-
-    app.add_typer(secrets_app, name="secrets")
-
-
-_register_subcommands()
+serve.register(app)
+sessions.register(app)
+register_eval(app)
+app.add_typer(bench.bench_app, name="bench")
+app.add_typer(trace.trace_app, name="trace")
+app.add_typer(secrets.secrets_app, name="secrets")
 
 
 def main() -> None:

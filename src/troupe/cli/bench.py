@@ -12,7 +12,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-bench_app = typer.Typer(help="Benchmarks: print a table and write JSON.", no_args_is_help=True)
+bench_app = typer.Typer(
+    rich_markup_mode=None, help="Benchmarks: print a table and write JSON.", no_args_is_help=True
+)
 
 
 @bench_app.callback()

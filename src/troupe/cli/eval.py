@@ -15,6 +15,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from .common import fail, quiet_logs
+
 RESULTS = Path("bench/results")
 REPORT_WIDTH = 160
 console = Console(highlight=False)
@@ -78,9 +80,8 @@ def eval_command(
 ) -> None:
     """Score the orchestrator's routing on a labelled request set; write JSON and HTML."""
     from ..errors import TroupeError
-    from .app import _fail, _quiet_logs
 
-    _quiet_logs(verbose)
+    quiet_logs(verbose)
     try:
         with _quiet_troupe_logs(verbose):
             report = _run(
@@ -94,7 +95,7 @@ def eval_command(
                 threshold=threshold,
             )
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     from ..evaluation.html_report import write_html
     from ..evaluation.report import write_json
     from ..evaluation.table import render_report

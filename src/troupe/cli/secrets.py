@@ -5,24 +5,30 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..builtins.secret_store import SecretStore
 from ..errors import TroupeError
 from .options import ConfigOpt, DataDirOpt, resolved_data_dir
 
+if TYPE_CHECKING:
+    from ..builtins.secret_store import SecretStore
+
 secrets_app = typer.Typer(
-    help="The vault's secrets. Values typed here never reach a model.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="The vault's secrets. Values typed here never reach a model.",
+    no_args_is_help=True,
 )
 console = Console(highlight=False)
 
 
 def _vault(config: Path | None, data_dir: Path | None) -> SecretStore:
+    from ..builtins.secret_store import SecretStore
+
     return SecretStore(resolved_data_dir(config, data_dir))
 
 

@@ -9,13 +9,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from .common import console, fail, quiet_logs
+from .options import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, WorkspaceOpt
+
 KEEP_ALIVE_SECONDS = 30
 """How long the server keeps an idle HTTP connection open."""
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``serve`` command to ``app``."""
-    from .app import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, WorkspaceOpt
 
     @app.command()
     def serve(
@@ -91,9 +93,8 @@ def run_server(
     from ..logfile import attach_log_file
     from ..sessions import redact
     from ..settings import load_settings
-    from .app import _fail, _quiet_logs, console
 
-    _quiet_logs(verbose)
+    quiet_logs(verbose)
     try:
         from ..server import ServeOptions, build_app
 
@@ -112,9 +113,9 @@ def run_server(
             attach_log_file(settings.data_dir)  # tracebacks and MCP servers' stderr
         api = build_app(settings, options)
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     if (problem := _bind_problem(host, port)) is not None:
-        raise _fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
+        raise fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
     base = options.base_url
     console.print(f"[bold]troupe[/] serving on [cyan]{escape(base)}[/] (app 'troupe')")
     console.print(escape(f"  sessions: {redact(settings.session_store)}"))

@@ -1,27 +1,35 @@
 """``troupe sessions list|show|delete``: look into the session store."""
 
+from __future__ import annotations
+
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from google.adk.sessions.base_session_service import BaseSessionService
-from google.adk.sessions.session import Session
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import ConfigError
-from ..runtime.assistant import DEFAULT_APP_NAME
-from ..sessions import Line, close_session_store, conversation, open_session_store
+from ..errors import InvalidRequestError
+from .common import console, fail, quiet_logs
+from .options import ConfigOpt, DataDirOpt
+
+if TYPE_CHECKING:
+    from google.adk.sessions.base_session_service import BaseSessionService
+    from google.adk.sessions.session import Session
+
+    from ..sessions import Line
 
 T = TypeVar("T")
 
-sessions_app = typer.Typer(help="List, show and delete stored conversations.", no_args_is_help=True)
+sessions_app = typer.Typer(
+    rich_markup_mode=None, help="List, show and delete stored conversations.", no_args_is_help=True
+)
 
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user's sessions.")]
 StoreOpt = Annotated[
@@ -33,7 +41,6 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 
 def register(app: typer.Typer) -> None:
     """Add the ``sessions`` command group to ``app``."""
-    from .app import ConfigOpt, DataDirOpt
 
     @sessions_app.command("list")
     def list_(
@@ -77,6 +84,8 @@ def register(app: typer.Typer) -> None:
         """Delete a stored session (asks first unless --yes)."""
 
         async def run(service: BaseSessionService) -> str:
+            from ..runtime.assistant import DEFAULT_APP_NAME
+
             session = await _get(service, session_id, user)
             count = len(session.events)
             if not yes and not typer.confirm(
@@ -98,8 +107,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _console() -> Console:
-    from .app import console
-
     return console
 
 
@@ -110,10 +117,10 @@ def _with_store(
     action: Callable[[BaseSessionService], Awaitable[T]],
 ) -> T:
     from ..errors import TroupeError
+    from ..sessions import close_session_store, open_session_store
     from ..settings import load_settings
-    from .app import _fail, _quiet_logs
 
-    _quiet_logs(False)
+    quiet_logs(False)
 
     async def run() -> T:
         service = open_session_store(settings.session_store)
@@ -126,10 +133,12 @@ def _with_store(
         settings = load_settings(config_path=config, data_dir=data_dir, session_store=store)
         return asyncio.run(run())
     except TroupeError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
 
 
 async def _list(service: BaseSessionService, user: str | None, limit: int) -> list[Session]:
+    from ..runtime.assistant import DEFAULT_APP_NAME
+
     listed = await service.list_sessions(app_name=DEFAULT_APP_NAME, user_id=user)
     # ADK lists the least recently active first; only the newest are loaded in full.
     recent = sorted(listed.sessions, key=lambda s: s.last_update_time)[-limit:]
@@ -143,6 +152,8 @@ async def _list(service: BaseSessionService, user: str | None, limit: int) -> li
 
 
 async def _get(service: BaseSessionService, session_id: str, user: str | None) -> Session:
+    from ..runtime.assistant import DEFAULT_APP_NAME
+
     if user is None:
         owners = [
             s.user_id
@@ -150,7 +161,7 @@ async def _get(service: BaseSessionService, session_id: str, user: str | None) -
             if s.id == session_id
         ]
         if len(owners) > 1:
-            raise ConfigError(
+            raise InvalidRequestError(
                 f"Session {session_id!r} exists for several users ({', '.join(owners)}); "
                 "pick one with --user."
             )
@@ -161,7 +172,7 @@ async def _get(service: BaseSessionService, session_id: str, user: str | None) -
         else None
     )
     if session is None:
-        raise ConfigError(
+        raise InvalidRequestError(
             f"No session {session_id!r} in the store; `troupe sessions list` shows the ids."
         )
     return session
@@ -191,6 +202,8 @@ def _print_list(found: list[Session], json_output: bool) -> None:
         return
     table = Table("session", "user", "last active", "events", "first message")
     for s in found:
+        from ..sessions import conversation
+
         lines = conversation(s.events)
         first = next((line.text for line in lines if line.author == "user"), "")
         table.add_row(
@@ -204,6 +217,8 @@ def _print_list(found: list[Session], json_output: bool) -> None:
 
 
 def _print_conversation(session: Session, json_output: bool) -> None:
+    from ..sessions import conversation
+
     lines = conversation(session.events)
     if json_output:
         for line in lines:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,16 +14,22 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..errors import TroupeError
-from ..runtime.tracing import Trace, TraceStore
 from .options import ConfigOpt, DataDirOpt, resolved_data_dir
 
+if TYPE_CHECKING:
+    from ..runtime.tracing import Trace, TraceStore
+
 trace_app = typer.Typer(
-    help="Traces of past turns: path, model and tool calls.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Traces of past turns: path, model and tool calls.",
+    no_args_is_help=True,
 )
 console = Console(highlight=False)
 
 
 def _store(config: Path | None, data_dir: Path | None) -> TraceStore:
+    from ..runtime.tracing import TraceStore
+
     try:
         return TraceStore(resolved_data_dir(config, data_dir) / "traces.db")
     except TroupeError as exc:

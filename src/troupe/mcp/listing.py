@@ -182,8 +182,7 @@ async def describe_servers(
         ConfigError: an entry names a prefix or agent the topology lacks, or
             two servers offer the same tool name.
     """
-    from ..topology import resolve_topology
-    from ..tree import SINGLE_AGENT_NAME
+    from ..topology import SINGLE_AGENT_NAME, resolve_topology
 
     topology = resolve_topology(config.topology)
     placements = place_servers(config.mcp_servers, topology)

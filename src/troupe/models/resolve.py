@@ -37,18 +37,23 @@ def _offline(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
     return OfflineModel()
 
 
-def _adk_native(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
+def _adk_registry(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
+    """A name ADK's LLMRegistry resolves (Gemini, Gemma, gpt-*, o*-, Claude ...), as is."""
     from google.adk.models.registry import LLMRegistry
 
     if api_key:
         raise ConfigError(
             f"api_key is passed to LiteLLM models; ADK's own client for {name!r} reads "
-            f"GOOGLE_API_KEY. Set that variable, or write the model as 'gemini/{name}'."
+            "its provider's variable (GOOGLE_API_KEY, ...). Set that variable, or write "
+            f"the model as provider/model, e.g. 'gemini/{name}'."
         )
     try:
         LLMRegistry.resolve(name)
-    except ValueError as exc:
-        raise ConfigError(f"Model {name!r} is not available: {exc}") from None
+    except ValueError:
+        raise ConfigError(
+            f"Unknown model {name!r}: ADK's model registry does not know it; other "
+            f"providers go through LiteLLM as provider/model. Accepted: {accepted_models()}."
+        ) from None
     return name
 
 
@@ -83,15 +88,20 @@ def _litellm(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
 
 PROVIDERS: tuple[Provider, ...] = (
     Provider("offline rule-based stand-in", r"offline", "offline", _offline),
-    Provider("Gemini through ADK", r"gemini-[\w.-]+", "gemini-2.5-flash", _adk_native),
     Provider(
         "any LiteLLM provider",
         r"[a-z][\w-]*/.+",
         "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama_chat/llama3.2",
         _litellm,
     ),
+    Provider(
+        "any name ADK's LLMRegistry knows",
+        r".+",
+        "gemini-2.5-flash, gemma-3-27b-it, gpt-4o",
+        _adk_registry,
+    ),
 )
-"""Model-name patterns and their builders, tried in order."""
+"""Model-name patterns and their builders, tried in order; ADK's registry takes the rest."""
 
 DEFAULT_GEMINI = "gemini-2.5-flash"
 

@@ -27,7 +27,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
-from ..errors import ConfigError, UnknownAgentError
+from ..errors import InvalidRequestError, UnknownAgentError
 from ..prompts import (
     NUDGE_MESSAGE,
     answer_directly_message,
@@ -344,19 +344,19 @@ class Assistant:
 def _check_message(session_id: object, text: object) -> None:
     """Refuse a session id or message that cannot start a turn, naming the value."""
     if not isinstance(session_id, str) or not session_id.strip():
-        raise ConfigError(
+        raise InvalidRequestError(
             f"session_id must be a non-empty string, not {session_id!r}; "
             "use any stable id for the conversation, e.g. 'default'."
         )
     if isinstance(text, types.Content):
         return
     if not isinstance(text, str):
-        raise ConfigError(
+        raise InvalidRequestError(
             f"The message must be text (or a google.genai Content), not {type(text).__name__} "
             f"{text!r}."
         )
     if not text.strip():
-        raise ConfigError("The message is empty; send the user's request as text.")
+        raise InvalidRequestError("The message is empty; send the user's request as text.")
 
 
 class TurnTimeout(Exception):

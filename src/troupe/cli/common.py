@@ -1,0 +1,43 @@
+"""What every ``troupe`` command shares: the consoles, log quieting, and failing cleanly."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..logfile import KeepOutThirdParty, OneLineFormatter
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def quiet_logs(verbose: bool) -> None:
+    """Show troupe's and ADK's logs with ``verbose``; otherwise only errors, one line each.
+
+    Tracebacks go to the log file (``troupe.log``, see :mod:`troupe.logfile`).
+    """
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig: leave a configured logging alone
+        handler = logging.StreamHandler()
+        if verbose:
+            handler.setFormatter(logging.Formatter("%(message)s"))
+        else:
+            handler.setFormatter(OneLineFormatter())
+            handler.addFilter(KeepOutThirdParty())
+        root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    if not verbose:
+        for name in ("google_adk", "google.adk", "LiteLLM", "litellm", "httpx"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        # ADK marks its A2A and credential services experimental on every use.
+        warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
+
+
+def fail(exc: BaseException | str) -> typer.Exit:
+    """Print ``exc`` as one escaped error line; the caller raises the returned Exit (code 2)."""
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+    return typer.Exit(code=2)
