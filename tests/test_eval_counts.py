@@ -97,4 +97,4 @@ async def test_an_echoed_reject_counts_as_an_invalid_name_not_a_route() -> None:
 
     assert result.routed == "orchestrator"
     assert result.invalid_names == ["[REJECT]"]
-    assert result.model_calls == 2
+    assert (result.model_calls, result.prompt_tokens, result.output_tokens) == (2, 1620, 15)

@@ -23,7 +23,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .builtins._process import check_pass_env
@@ -33,6 +32,7 @@ from .mcp.entries import McpServerEntry
 from .options import TeamOptions, describe_errors
 from .paths import DATA_DIR_ENV, default_data_dir, default_session_store
 from .remote import RemoteAgentEntry
+from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
     from .config import Config
@@ -257,17 +257,9 @@ def _alias(name: str) -> str:
 
 def _file_layer(file: Path) -> dict[str, Any]:
     """The file's mapping, with ``agent.*`` lifted to the top and paths made absolute."""
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"Cannot read config file {str(file)!r}: {exc.strerror}.") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"Config file {str(file)!r} is not valid YAML: {exc}.") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            f"Config file {str(file)!r} must be a mapping of settings, "
-            f"not a {type(raw).__name__}; write `key: value` lines."
-        )
+    raw = read_mapping(
+        file, "config file", "a mapping of settings (`key: value` lines)", empty_ok=True
+    )
     agent = raw.pop("agent", None)
     if agent is not None:
         if not isinstance(agent, dict) or set(agent) - {"multiAgent", "maxDelegationRounds"}:

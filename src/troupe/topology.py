@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from .errors import ConfigError
+from .yaml_file import read_mapping
 
 ORCHESTRATOR_NAME = "orchestrator"
 """Name of the root agent in multi-agent mode; no specialist may use it."""
@@ -157,14 +157,7 @@ def load_topology(path: str | Path) -> Topology:
         ConfigError: naming the file and the field when the file is invalid.
     """
     file = Path(path)
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"Cannot read topology file {str(file)!r}: {exc.strerror}.") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"Topology file {str(file)!r} is not valid YAML: {exc}.") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"Topology file {str(file)!r} must be a mapping with an 'agents' list.")
+    raw = read_mapping(file, "topology file", "a mapping with an 'agents' list")
     try:
         parsed = _TopologyFile.model_validate(raw)
     except ValidationError as exc:

@@ -19,8 +19,12 @@ fails shows up as extra model calls, not as an exhausted script.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from google.adk.events.event import Event
+
+from troupe.runtime.events import steps
 from troupe.testing import Reply, call
 
 LIST_FILES = "list the files here"
@@ -65,6 +69,7 @@ SHAPES: tuple[FailureShape, ...] = (
     _lists_files("specialist_tool_called_by_orchestrator", call("fs_list", path=".")),
     _lists_files("transfer_as_json_text", _TRANSFER_JSON),
     _lists_files("transfer_in_fenced_json", f"```json\n{_TRANSFER_JSON}\n```"),
+    _lists_files("transfer_as_python_text", 'transfer_to_agent(agent_name="operator")'),
     _lists_files("transfer_in_tool_call_tags", f"<tool_call>\n{_TRANSFER_JSON}\n</tool_call>"),
     FailureShape(
         name="tool_call_as_json_text_at_specialist",
@@ -146,3 +151,15 @@ SHAPES: tuple[FailureShape, ...] = (
 def shape_id(shape: FailureShape) -> str:
     """The test id of a shape: its name."""
     return shape.name
+
+
+def check_outcome(shape: FailureShape, events: Iterable[Event], model_calls: int) -> None:
+    """Assert that a turn's ``events`` and its ``model_calls`` match what ``shape`` expects."""
+    all_steps = [s for e in events for s in steps(e)]
+    reply = "\n".join(s.text for s in all_steps if s.kind == "text")
+    assert tuple(s.name for s in all_steps if s.kind == "transfer") == shape.transfers
+    assert tuple(s.name for s in all_steps if s.kind == "tool_call") == shape.tools
+    for expected in shape.answer_contains:
+        assert expected in reply
+    assert "[REJECT]" not in reply
+    assert model_calls <= shape.max_model_calls
