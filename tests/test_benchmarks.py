@@ -46,3 +46,16 @@ def test_overhead_benchmark_reports_a_ratio(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["ratio_troupe_to_plain"] > 0
     assert "ratio troupe / plain ADK" in result.output
+
+
+def test_sandbox_benchmark_times_jailed_and_unjailed_commands(tmp_path: Path) -> None:
+    import runpy
+
+    bench = runpy.run_path(str(Path(__file__).parent.parent / "bench" / "sandbox.py"))
+    out = tmp_path / "sandbox.json"
+
+    assert bench["main"](["--runs", "3", "--out", str(out)]) == 0
+
+    data = json.loads(out.read_text())
+    assert [row["command"] for row in data["results"]] == list(bench["COMMANDS"])
+    assert all(row["jailed_median_ms"] > 0 for row in data["results"])

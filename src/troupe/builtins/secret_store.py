@@ -26,6 +26,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import TroupeError
+from ..sandbox.masking import mask_forms, process_keys
 from ._args import iso
 from ._store import Store
 from ._vault_key import (
@@ -258,15 +259,15 @@ class SecretStore:
         try:
             known = self.values()
         except TroupeError:
-            return text  # no usable vault: there are no values to leak either
-        return mask_values(text, known)
+            known = {}  # no usable vault: no stored values to leak either
+        return mask_values(text, _with_process_keys(known))
 
     def mask_data(self, data: Any) -> Any:
         """:meth:`mask` applied to every string inside dicts, lists and tuples."""
         try:
-            known = self.values()
+            known = _with_process_keys(self.values())
         except TroupeError:
-            return data
+            known = _with_process_keys({})
         if not known:
             return data
         return _mask_nested(data, known)
@@ -303,11 +304,19 @@ class SecretStore:
 
 def mask_values(text: str, values: Mapping[str, str]) -> str:
     """``text`` with each value in ``values`` replaced by its name's reference."""
-    # Longest first, so a secret that contains another is masked whole.
+    # Longest first, so a secret that contains another is masked whole. Encoded,
+    # reversed and split forms are masked too (see troupe.sandbox.masking).
     for name, value in sorted(values.items(), key=lambda item: len(item[1]), reverse=True):
-        if value and value in text:
-            text = text.replace(value, reference(name))
+        if value:
+            text = mask_forms(text, value, reference(name))
     return text
+
+
+def _with_process_keys(stored: Mapping[str, str]) -> dict[str, str]:
+    """Stored secrets plus troupe's own keys; a value stored as a secret keeps its name."""
+    by_value = {value: name for name, value in process_keys().items()}
+    by_value.update({value: name for name, value in stored.items()})
+    return {name: value for value, name in by_value.items()}
 
 
 def _mask_nested(data: Any, values: Mapping[str, str]) -> Any:
