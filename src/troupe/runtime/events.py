@@ -9,6 +9,7 @@ from typing import Any, Literal
 from google.adk.events.event import Event
 
 from ..prompts import TRANSFER_TOOL
+from ..remote import REMOTE_FAILED
 from ..routing.fastpath import ROUTER_NAME, is_router_call
 
 EventKind = Literal["transfer", "tool_call", "tool_result", "text", "error"]
@@ -70,9 +71,10 @@ def steps(event: Event) -> list[Step]:
 
 
 def is_failure(event: Event) -> bool:
-    """True for an event that reports a failure instead of content (a remote
-    agent that could not answer, for one); it ends the turn."""
-    return bool(event.error_message) and not (event.content and event.content.parts)
+    """True for an event that ends the turn as failed: a remote agent that could
+    not answer (error code ``REMOTE_AGENT_FAILED``). A model's own error fields
+    (an empty or malformed reply) are left to the runtime's repairs."""
+    return event.error_code == REMOTE_FAILED
 
 
 def _is_error(response: Any) -> bool:
