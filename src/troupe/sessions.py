@@ -7,13 +7,16 @@ default file in the data directory, ``postgresql+asyncpg://`` for a server,
 ADK's SQLAlchemy ``DatabaseSessionService``, as ``adk api_server`` does. For
 SQLite troupe only switches the file to WAL and queues this process's writes
 (:class:`SerializedSqliteSessionService`), so many concurrent sessions do not
-fail on SQLite's file lock.
+fail on SQLite's file lock. Every store opened here also gets the queue that
+runs one turn at a time per session (:mod:`troupe.runtime.session_lock`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import logging
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +32,17 @@ from typing_extensions import override
 from .errors import ConfigError
 from .paths import default_session_store as default_session_store
 from .runtime.events import steps
+from .runtime.session_lock import (
+    FileGuard,
+    PostgresGuard,
+    SessionTurns,
+    StoreGuard,
+    attach_turns,
+    session_turns,
+)
 from .sandbox.private import private_file
+
+logger = logging.getLogger("troupe.sessions")
 
 SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 """Environment variable that overrides the configured session store URL."""
@@ -101,7 +114,27 @@ def open_session_store(url: str) -> BaseSessionService:
         raise ConfigError(
             f"session_store {redact(url)!r} cannot be used: {exc} Use one of: {_EXAMPLES}."
         ) from None
+    # Turns on one session queue here, and across processes in the store.
+    attach_turns(service, SessionTurns(_turn_guard(url)))
     return service
+
+
+def _turn_guard(url: str) -> StoreGuard | None:
+    """The cross-process guard for the session store at ``url``, or None when there is none.
+
+    PostgreSQL URLs get an advisory lock; SQLite files a lock file beside them
+    (on systems with ``fcntl``). In-memory and other stores live in one
+    process, where the in-process queue is enough.
+    """
+    if urlsplit(url).scheme.lower().startswith("postgres"):
+        return PostgresGuard(url)
+    file = sqlite_file(url)
+    if file is None or str(file) in ("", ":memory:"):
+        return None
+    if importlib.util.find_spec("fcntl") is None:
+        logger.warning("No fcntl here: turns on one session are queued in this process only.")
+        return None
+    return FileGuard(file.parent / f"{file.name}.turns")
 
 
 class SerializedSqliteSessionService(SqliteSessionService):
@@ -158,6 +191,7 @@ async def probe_session_store(service: BaseSessionService, *, app_name: str) -> 
 
 async def close_session_store(service: BaseSessionService) -> None:
     """Release the store's connections, for services that hold any."""
+    await session_turns(service).close()
     close = getattr(service, "close", None)
     if close is not None:
         result = close()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -13,6 +12,8 @@ import pytest
 import pytest_asyncio
 from typer.testing import CliRunner
 
+from fakes.cli import unwrapped
+from fakes.web import loopback_site
 from troupe import Assistant, Config, Workspace, build_agent_tree, builtin_tools
 from troupe.builtins.browser_session import (
     CHROMIUM_ENV,
@@ -74,15 +75,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback_site(_Handler) as url:
+        yield url
 
 
 def _require_browser() -> None:
@@ -410,7 +404,7 @@ def test_troupe_tree_says_why_the_navigator_is_missing(
     result = CliRunner().invoke(app, ["tree", "--workspace", str(tmp_path)])
 
     assert result.exit_code == 0, result.output
-    flat = result.output.replace("\n", "")  # rich wraps long lines
+    flat = unwrapped(result.output)  # rich wraps long lines, at any path length
     assert "navigator tools not registered" in flat
     assert "no-such-chromium' is not an executable file" in flat
 

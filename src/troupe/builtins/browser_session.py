@@ -4,17 +4,20 @@ troupe never downloads a browser: it drives the system Chromium (Debian's
 ``chromium`` package, or the binary named by ``TROUPE_CHROMIUM``). The
 browser starts on the first navigator tool call and must be closed with
 :meth:`BrowserSession.close` (or :func:`close_shared_browser`) before the
-event loop that started it ends.
+event loop that started it ends. Every conversation browses in a context of
+its own, closed when the conversation ends or idles.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import os
 import shutil
-import tempfile
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -23,7 +26,15 @@ from ..errors import TroupeError
 from ..sandbox.egress import EgressPolicy
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, Page, Playwright, Route, WebSocketRoute
+    from google.adk.tools.tool_context import ToolContext
+    from playwright.async_api import (
+        Browser,
+        BrowserContext,
+        Page,
+        Playwright,
+        Route,
+        WebSocketRoute,
+    )
 
 CHROMIUM_ENV = "TROUPE_CHROMIUM"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium")
@@ -84,8 +95,39 @@ def browser_unavailable_reason() -> str | None:
     return None
 
 
+Scope = tuple[str, ...]
+"""Whose pages: ``(app, user, session)`` for a conversation, ``()`` for direct calls."""
+DEFAULT_SCOPE: Scope = ()
+IDLE_CLOSE_S = 600.0
+"""Seconds a conversation's browser context stays open after its last use."""
+
+
+def scope_of(tool_context: ToolContext | None) -> Scope:
+    """The conversation a tool call belongs to, from the context ADK passes to the tool."""
+    if tool_context is None:
+        return DEFAULT_SCOPE
+    session = tool_context.session
+    return (session.app_name, session.user_id, session.id)
+
+
+@dataclass
+class _Tab:
+    """One conversation's browser context, its current page and when it was last used."""
+
+    context: BrowserContext
+    page: Page | None = None
+    used: float = 0.0
+
+
 class BrowserSession:
-    """A lazily started headless Chromium with one current page."""
+    """A lazily started headless Chromium with one context per conversation.
+
+    Each scope (a session of one user of one app) gets its own browser
+    context, so cookies, storage and the current page of one conversation are
+    never seen by another. A context is closed with :meth:`close_scope` (when
+    its session is deleted), after ``idle_s`` seconds without use, or with
+    the browser by :meth:`close`.
+    """
 
     def __init__(
         self,
@@ -93,40 +135,48 @@ class BrowserSession:
         executable: str | None = None,
         navigation_timeout_s: float = NAVIGATION_TIMEOUT_S,
         action_timeout_s: float = ACTION_TIMEOUT_S,
+        idle_s: float = IDLE_CLOSE_S,
         egress: EgressPolicy | None = None,
     ) -> None:
         self.executable = executable
         self.egress = egress or EgressPolicy()
         """Where pages may go; every request and redirect hop is checked against it."""
-        self.refused: list[str] = []
-        """Why requests were refused since the last :meth:`take_refusals`."""
+        self._refused: dict[Scope, list[str]] = {}
         self.navigation_timeout_s = navigation_timeout_s
         self.action_timeout_s = action_timeout_s
+        self.idle_s = idle_s
         self._playwright: Playwright | None = None
-        self._context: BrowserContext | None = None
-        self._page: Page | None = None
-        self._profile: str | None = None
+        self._browser: Browser | None = None
+        self._tabs: dict[Scope, _Tab] = {}
+        self._busy: dict[Scope, int] = {}
+        self._reaper: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
 
     @property
     def is_open(self) -> bool:
         """True while a browser process is running."""
-        return self._context is not None
+        return self._browser is not None
 
     @property
-    def current_page(self) -> Page | None:
-        """The page the tools act on, or None before the first navigation."""
+    def scopes(self) -> list[Scope]:
+        """The conversations that have a browser context open now."""
+        return list(self._tabs)
+
+    def current_page(self, scope: Scope = DEFAULT_SCOPE) -> Page | None:
+        """The page the tools act on for ``scope``, or None before its first navigation."""
         try:
             same_loop = self._loop is asyncio.get_running_loop()
         except RuntimeError:
             same_loop = False
-        if not same_loop or self._page is None or self._page.is_closed():
+        tab = self._tabs.get(scope)
+        if not same_loop or tab is None or tab.page is None or tab.page.is_closed():
             return None
-        return self._page
+        tab.used = asyncio.get_running_loop().time()
+        return tab.page
 
-    async def page(self) -> Page:
-        """The current page, starting the browser first if needed.
+    async def page(self, scope: Scope = DEFAULT_SCOPE) -> Page:
+        """The current page of ``scope``, starting the browser and its context if needed.
 
         Raises:
             BrowserUnavailableError: when Playwright or Chromium is missing or
@@ -141,21 +191,84 @@ class BrowserSession:
             self._lock = asyncio.Lock()
         assert self._lock is not None
         async with self._lock:
-            if self._context is None:
+            if self._browser is None:
                 await self._start()
-            assert self._context is not None
-            live = [p for p in self._context.pages if not p.is_closed()]
-            if self._page is None or self._page.is_closed():
-                self._page = live[-1] if live else await self._context.new_page()
-            return self._page
+            tab = self._tabs.get(scope)
+            if tab is None:
+                tab = self._tabs[scope] = _Tab(await self._new_context(scope))
+                self._watch_idle()
+            tab.used = loop.time()
+            live = [p for p in tab.context.pages if not p.is_closed()]
+            if tab.page is None or tab.page.is_closed():
+                tab.page = live[-1] if live else await tab.context.new_page()
+            return tab.page
 
-    def follow_new_tab(self) -> None:
-        """Make the newest open tab current (a link may open one)."""
-        if self._context is None:
+    def follow_new_tab(self, scope: Scope = DEFAULT_SCOPE) -> None:
+        """Make the newest open tab of ``scope`` current (a link may open one)."""
+        tab = self._tabs.get(scope)
+        if tab is None:
             return
-        live = [p for p in self._context.pages if not p.is_closed()]
+        live = [p for p in tab.context.pages if not p.is_closed()]
         if live:
-            self._page = live[-1]
+            tab.page = live[-1]
+
+    @contextlib.asynccontextmanager
+    async def in_use(self, scope: Scope) -> AsyncIterator[None]:
+        """Keep ``scope``'s context from idling out while a tool works in it.
+
+        Its idle time starts again when the block ends.
+        """
+        self._busy[scope] = self._busy.get(scope, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._busy.pop(scope) - 1
+            if left:
+                self._busy[scope] = left
+            tab = self._tabs.get(scope)
+            if tab is not None:
+                tab.used = asyncio.get_running_loop().time()
+
+    async def close_scope(self, scope: Scope) -> bool:
+        """Close the browser context of ``scope``; False when it had none open."""
+        tab = self._tabs.pop(scope, None)
+        self._refused.pop(scope, None)
+        if tab is None:
+            return False
+        if self._loop is asyncio.get_running_loop():
+            with contextlib.suppress(Exception):  # already gone with the browser
+                await tab.context.close()
+        return True
+
+    async def _new_context(self, scope: Scope) -> BrowserContext:
+        assert self._browser is not None
+        # A service worker's requests would bypass the routing.
+        context = await self._browser.new_context(service_workers="block")
+        context.set_default_timeout(self.action_timeout_s * 1000)
+        context.set_default_navigation_timeout(self.navigation_timeout_s * 1000)
+        await context.route("**/*", functools.partial(self._guard, scope=scope))
+        await context.route_web_socket("**/*", functools.partial(self._guard_socket, scope=scope))
+        return context
+
+    def _watch_idle(self) -> None:
+        if self._reaper is None or self._reaper.done():
+            self._reaper = asyncio.get_running_loop().create_task(self._close_idle())
+
+    async def _close_idle(self) -> None:
+        """Close each context ``idle_s`` after its last use, until none is left."""
+        loop = asyncio.get_running_loop()
+        while self._tabs:
+            now = loop.time()
+            idle = [
+                scope
+                for scope, tab in self._tabs.items()
+                if scope not in self._busy and now - tab.used >= self.idle_s
+            ]
+            for scope in idle:
+                await self.close_scope(scope)
+            if self._tabs:
+                oldest = min(tab.used for tab in self._tabs.values())
+                await asyncio.sleep(max(oldest + self.idle_s - loop.time(), 0.05))
 
     async def _start(self) -> None:
         reason = browser_unavailable_reason()
@@ -165,18 +278,11 @@ class BrowserSession:
         from playwright.async_api import async_playwright
 
         executable = self.executable or find_chromium()
-        self._profile = tempfile.mkdtemp(prefix="troupe-chromium-")
         self._playwright = await async_playwright().start()
         try:
-            self._context = await self._playwright.chromium.launch_persistent_context(
-                self._profile,
-                executable_path=executable,
-                headless=True,
-                args=list(LAUNCH_ARGS),
-                service_workers="block",  # a worker's requests would bypass the routing
+            self._browser = await self._playwright.chromium.launch(
+                executable_path=executable, headless=True, args=list(LAUNCH_ARGS)
             )
-            await self._context.route("**/*", self._guard)
-            await self._context.route_web_socket("**/*", self._guard_socket)
         except PlaywrightError as exc:
             await self._stop_driver()
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
@@ -184,15 +290,12 @@ class BrowserSession:
                 f"Chromium at {executable!r} failed to start: {first_line}. Check that it "
                 f"runs (`{executable} --headless --version`) or set {CHROMIUM_ENV}."
             ) from None
-        self._context.set_default_timeout(self.action_timeout_s * 1000)
-        self._context.set_default_navigation_timeout(self.navigation_timeout_s * 1000)
 
-    def take_refusals(self) -> list[str]:
-        """The refusals since the last call (a tool reports them to the model)."""
-        out, self.refused = self.refused, []
-        return out
+    def take_refusals(self, scope: Scope = DEFAULT_SCOPE) -> list[str]:
+        """The refusals in ``scope``'s pages since the last call (a tool reports them)."""
+        return self._refused.pop(scope, [])
 
-    async def _guard(self, route: Route) -> None:
+    async def _guard(self, route: Route, scope: Scope) -> None:
         """Let a request through only if the egress policy allows every hop.
 
         Playwright does not route the later hops of a redirect, so the request
@@ -215,26 +318,33 @@ class BrowserSession:
             if reason is None:
                 await route.fulfill(response=response)
                 return
-        self.refused.append(reason)
+        self._refused.setdefault(scope, []).append(reason)
         await route.abort("blockedbyclient")
 
-    async def _guard_socket(self, socket_route: WebSocketRoute) -> None:
+    async def _guard_socket(self, socket_route: WebSocketRoute, scope: Scope) -> None:
         reason = await asyncio.to_thread(self.egress.refusal, socket_route.url)
         if reason is None:
             socket_route.connect_to_server()
             return
-        self.refused.append(reason)
+        self._refused.setdefault(scope, []).append(reason)
         await socket_route.close(code=1008, reason="refused by troupe's egress policy")
 
     async def close(self) -> None:
-        """Close the browser and remove its profile; safe to call twice."""
-        context, self._context, self._page = self._context, None, None
-        if context is not None and self._loop is asyncio.get_running_loop():
+        """Close every context and the browser; safe to call twice."""
+        reaper, self._reaper = self._reaper, None
+        same_loop = self._loop is asyncio.get_running_loop()
+        if reaper is not None and same_loop:
+            reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reaper
+        for scope in list(self._tabs):
+            await self.close_scope(scope)
+        browser, self._browser = self._browser, None
+        if browser is not None and same_loop:
             # Already gone (crashed or killed): nothing left to close.
             with contextlib.suppress(Exception):
-                await context.close()
+                await browser.close()
         await self._stop_driver()
-        self._remove_profile()
 
     async def _stop_driver(self) -> None:
         driver, self._playwright = self._playwright, None
@@ -243,13 +353,8 @@ class BrowserSession:
                 await driver.stop()
 
     def _forget(self) -> None:
-        self._context = self._page = self._playwright = None
-        self._remove_profile()
-
-    def _remove_profile(self) -> None:
-        if self._profile is not None:
-            shutil.rmtree(self._profile, ignore_errors=True)
-            self._profile = None
+        self._browser = self._playwright = self._reaper = None
+        self._tabs.clear()
 
 
 _FETCH_ERRORS = {

@@ -11,14 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from google.adk.tools.tool_context import ToolContext
+
 from ..sandbox.egress import EgressPolicy
 from ..tools import Tool
-from .browser_session import BrowserSession, BrowserUnavailableError, shared_browser
+from .browser_session import (
+    BrowserSession,
+    BrowserUnavailableError,
+    Scope,
+    scope_of,
+    shared_browser,
+)
 from .secret_store import SECRET_REF, reference
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
 
@@ -28,6 +37,8 @@ if TYPE_CHECKING:
 SecretLookup = Callable[[str], str | None]
 """Returns the plaintext of the named secret; None or an exception when it is unknown.
 The built-ins pass the vault's ``SecretStore.get``."""
+
+ToolFunction = Callable[..., Awaitable[dict[str, Any]]]
 
 ALLOWED_SCHEMES = ("http", "https")
 MAX_TEXT_CHARS = 20_000
@@ -107,8 +118,18 @@ def navigator_tools(
             return [scrub(v) for v in value]
         return value
 
-    def open_page() -> Page | dict[str, Any]:
-        page = session.current_page
+    def per_session(fn: ToolFunction) -> ToolFunction:
+        # The tool runs in the browser context of the session that called it,
+        # which does not idle out while the tool works.
+        @functools.wraps(fn)
+        async def in_session(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            async with session.in_use(scope_of(kwargs.get("tool_context"))):
+                return await fn(*args, **kwargs)
+
+        return in_session
+
+    def open_page(scope: Scope) -> Page | dict[str, Any]:
+        page = session.current_page(scope)
         if page is None:
             return tool_error("no page is open yet", "call browser_navigate with a URL first")
         return page
@@ -125,27 +146,27 @@ def navigator_tools(
         with contextlib.suppress(Exception):  # a slow page: report what has loaded so far
             await page.wait_for_load_state("load")
 
-    async def browser_navigate(url: str) -> dict[str, Any]:
+    async def browser_navigate(url: str, tool_context: ToolContext | None = None) -> dict[str, Any]:
         """Open a web page (http or https URL) and return its title and the start of its text."""
         if problem := _check_url(url):
             return problem
         if refusal := await asyncio.to_thread(session.egress.refusal, url.strip()):
             return tool_error(refusal, "a public http(s) URL, or a host in browser.allow_hosts")
         try:
-            page = await session.page()
+            page = await session.page(scope_of(tool_context))
         except BrowserUnavailableError as exc:
             return tool_error(str(exc), "a machine with Playwright and Chromium")
-        session.take_refusals()
+        session.take_refusals(scope_of(tool_context))
         try:
             response = await page.goto(url.strip(), wait_until="load")
         except Exception as exc:
-            if blocked := session.take_refusals():
+            if blocked := session.take_refusals(scope_of(tool_context)):
                 return tool_error(blocked[0], "a public http(s) URL", url=url)
             return tool_error(
                 f"could not open {url!r}: {_short_error(exc)}", "a reachable http(s) URL", url=url
             )
         out = await summary(page)
-        if blocked := session.take_refusals():
+        if blocked := session.take_refusals(scope_of(tool_context)):
             out["blocked_requests"] = blocked[:10]
         status = response.status if response is not None else None
         out["status"] = status
@@ -154,9 +175,9 @@ def navigator_tools(
             out["accepted"] = "a URL the server can serve"
         return scrub(out)
 
-    async def browser_extract() -> dict[str, Any]:
+    async def browser_extract(tool_context: ToolContext | None = None) -> dict[str, Any]:
         """Return the readable text and the links of the page that is open now."""
-        page = open_page()
+        page = open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         text = _page_text(await page.inner_text("body"))
@@ -177,13 +198,13 @@ def navigator_tools(
         }
         return scrub(out)
 
-    async def browser_click(target: str) -> dict[str, Any]:
+    async def browser_click(target: str, tool_context: ToolContext | None = None) -> dict[str, Any]:
         """Click a link or button on the open page, named by its visible text or a CSS selector."""
         if not isinstance(target, str) or not target.strip():
             return tool_error(
                 "the click target is empty", "a link or button text, or a CSS selector"
             )
-        page = open_page()
+        page = open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         name = target.strip()
@@ -206,12 +227,17 @@ def navigator_tools(
         except Exception as exc:
             return tool_error(f"could not click {name!r}: {_short_error(exc)}", "a visible element")
         if len(page.context.pages) > tabs_before:
-            session.follow_new_tab()
-            page = session.current_page or page
+            session.follow_new_tab(scope_of(tool_context))
+            page = session.current_page(scope_of(tool_context)) or page
         await settle(page)
         return scrub({"clicked": name, **await summary(page)})
 
-    async def browser_type(selector: str, text: str, submit: bool = False) -> dict[str, Any]:
+    async def browser_type(
+        selector: str,
+        text: str,
+        submit: bool = False,
+        tool_context: ToolContext | None = None,
+    ) -> dict[str, Any]:
         """Type text into a form field (CSS selector, label or placeholder); submit presses Enter.
 
         Write {{secret:NAME}} to type a stored secret without ever seeing it.
@@ -238,7 +264,7 @@ def navigator_tools(
             if found:
                 revealed[found] = reference(ref)
         value = SECRET_REF.sub(lambda m: plain[m.group(1)], text) if plain else text
-        page = open_page()
+        page = open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         name = selector.strip()
@@ -276,7 +302,9 @@ def navigator_tools(
         return scrub(out)
 
     async def browser_screenshot(
-        path: str = "screenshot.png", full_page: bool = False
+        path: str = "screenshot.png",
+        full_page: bool = False,
+        tool_context: ToolContext | None = None,
     ) -> dict[str, Any]:
         """Save a PNG screenshot of the open page to a path inside the workspace."""
         try:
@@ -287,7 +315,7 @@ def navigator_tools(
             return tool_error(f"{path!r} does not end in .png", "a .png path inside the workspace")
         if target.is_dir():
             return tool_error(f"{path!r} is a directory", "a .png file path")
-        page = open_page()
+        page = open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         try:
@@ -314,9 +342,9 @@ def navigator_tools(
             return False  # refused by the tool itself
 
     return [
-        Tool.from_function(browser_navigate),
-        Tool.from_function(browser_extract),
-        Tool.from_function(browser_click),
-        Tool.from_function(browser_type, dangerous=True),
-        Tool.from_function(browser_screenshot, dangerous=screenshot_overwrites),
+        Tool.from_function(per_session(browser_navigate)),
+        Tool.from_function(per_session(browser_extract)),
+        Tool.from_function(per_session(browser_click)),
+        Tool.from_function(per_session(browser_type), dangerous=True),
+        Tool.from_function(per_session(browser_screenshot), dangerous=screenshot_overwrites),
     ]

@@ -14,6 +14,7 @@ Around every user message it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -40,6 +41,7 @@ from ..prompts import (
 from ..tool_results import readable_result
 from .events import is_failure
 from .guards import Guards, TurnRecord, stop_message
+from .session_lock import session_turns
 from .tracing import TraceStore, build_trace
 
 logger = logging.getLogger("troupe.runtime")
@@ -185,8 +187,22 @@ class Assistant:
         retried once; a second failure raises :class:`UnknownAgentError`.
         With guards on, rejections are re-routed, empty turns nudged, and a
         turn that outlives its time limit ends with a message.
+
+        Turns on one session run one at a time: a second message waits until
+        the first has finished (see :mod:`troupe.runtime.session_lock`).
         """
         _check_message(session_id, text)
+        turns = session_turns(self.session_service)
+        async with (
+            turns.hold(self.app_name, self.user_id, session_id),
+            contextlib.aclosing(self._run_turn(session_id, text)) as events,
+        ):
+            async for event in events:
+                yield event
+
+    async def _run_turn(
+        self, session_id: str, text: str | types.Content
+    ) -> AsyncGenerator[Event, None]:
         await self.ensure_session(session_id)
         guards = self.guards
         turn = guards.begin_turn(session_id) if guards is not None else None

@@ -21,6 +21,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.apps.app import App
 from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from google.adk.auth.credential_service.in_memory_credential_service import (
     InMemoryCredentialService,
@@ -30,13 +31,16 @@ from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
+from ..builtins.browser_session import close_shared_browser
 from ..errors import ConfigError
 from ..remote import check_remote_agents
 from ..runtime.assistant import DEFAULT_APP_NAME
+from ..runtime.session_lock import QueuedRunner
 from ..sessions import close_session_store, open_session_store, probe_session_store, redact
 from ..settings import Settings
 from ..tree import build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
+from .browser_scopes import CloseBrowserOnDelete
 
 logger = logging.getLogger("troupe.server")
 
@@ -161,7 +165,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     if options.a2a:
         from .a2a import A2A_PREFIX, CARD_PATH, build_a2a_app
 
-        runner = Runner(app_name=APP_NAME, agent=root, **services)
+        runner = QueuedRunner(app_name=APP_NAME, agent=root, **services)
         a2a_app = build_a2a_app(
             root,
             runner,
@@ -181,6 +185,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
             try:
                 yield
             finally:
+                await close_shared_browser()
                 await close_session_store(service)
 
     server_cls: Any
@@ -200,7 +205,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     from google.adk.evaluation.local_eval_sets_manager import LocalEvalSetsManager
 
     evals_dir = str(settings.data_dir / "evals")
-    server = server_cls(
+    server = _queued(server_cls)(
         agent_loader=_TreeLoader(root),
         eval_sets_manager=LocalEvalSetsManager(agents_dir=evals_dir),
         eval_set_results_manager=LocalEvalSetResultsManager(agents_dir=evals_dir),
@@ -215,6 +220,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         **extra,
     )
     _add_probes(app, root, service)
+    app.add_middleware(CloseBrowserOnDelete)
     if a2a_app is not None:
         app.mount(A2A_PREFIX, a2a_app)
     if settings.auth_token:
@@ -226,6 +232,31 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
             options.host,
         )
     return app
+
+
+def _queued(server_cls: type[Any]) -> type[Any]:
+    """``server_cls`` whose runners take turns on a session one at a time.
+
+    ADK's server builds its runner in ``_create_runner`` from the services it
+    holds; this subclass builds it as a :class:`QueuedRunner` from the same
+    ones, so ``/run``, ``/run_sse`` and the dev UI queue concurrent turns on a
+    session instead of failing them as stale.
+    """
+
+    class QueuedServer(server_cls):
+        def _create_runner(self, agentic_app: App, app_name: str) -> Runner:
+            return QueuedRunner(
+                app=agentic_app,
+                app_name=app_name,
+                artifact_service=self.artifact_service,
+                session_service=self.session_service,
+                memory_service=self.memory_service,
+                credential_service=self.credential_service,
+                auto_create_session=self.auto_create_session,
+            )
+
+    QueuedServer.__name__ = f"Queued{server_cls.__name__}"
+    return QueuedServer
 
 
 def _add_probes(app: FastAPI, root: BaseAgent, service: BaseSessionService) -> None:

@@ -1,0 +1,274 @@
+"""One turn at a time per session, in this process and across processes.
+
+ADK loads a session at the start of a turn and refuses to append to it once
+another turn has written in between (``StaleSessionError``). Two turns on the
+same session must therefore queue, and the queue must be joined before the
+runner loads the session. :class:`SessionTurns` is that queue:
+
+* in this process, a first-come-first-served ``asyncio.Lock`` per
+  (app, user, session);
+* across processes, a guard in the store itself: a PostgreSQL advisory lock
+  (``pg_try_advisory_lock`` on a connection held for the turn), or for a
+  SQLite file an exclusive ``flock`` on a lock file beside it. Both are
+  released by the server or the kernel when the holder dies, so a killed
+  ``troupe chat`` never leaves a session locked.
+
+:class:`QueuedRunner` is ADK's ``Runner`` whose ``run_async`` waits its turn;
+:func:`session_turns` gives the queue a session service shares with every
+runner and :class:`~troupe.runtime.assistant.Assistant` over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from google.adk.agents.run_config import RunConfig
+from google.adk.events.event import Event
+from google.adk.runners import Runner
+from google.adk.sessions.base_session_service import BaseSessionService
+from google.genai import types
+from typing_extensions import override
+
+SessionKey = tuple[str, str, str]
+"""(app name, user id, session id)."""
+
+POLL_FIRST_S = 0.005
+POLL_MAX_S = 0.1
+"""Seconds between tries for a store lock another process holds: doubling up to this."""
+
+
+class StoreGuard(Protocol):
+    """The cross-process half of the queue: a lock kept in or beside the store."""
+
+    def hold(self, key: SessionKey) -> contextlib.AbstractAsyncContextManager[None]:
+        """Wait until no other process runs a turn on ``key``, and keep it so."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the guard keeps open."""
+        ...
+
+
+def _digest(key: SessionKey) -> bytes:
+    return hashlib.blake2b("\0".join(key).encode("utf-8"), digest_size=8).digest()
+
+
+async def _poll(attempt: Callable[[], Awaitable[bool]]) -> None:
+    """Call ``attempt`` until it returns True, sleeping a little longer each time."""
+    delay = POLL_FIRST_S
+    while not await attempt():
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, POLL_MAX_S)
+
+
+class FileGuard:
+    """``flock`` on one lock file per session, in a folder beside the SQLite file.
+
+    The file is removed by its holder on release; a waiter that locked a file
+    removed meanwhile notices (its inode is no longer at the path) and tries
+    again, so no lock files are left behind.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: SessionKey) -> AsyncIterator[None]:
+        import fcntl
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{_digest(key).hex()}.lock"
+        fd = -1
+
+        async def attempt() -> bool:
+            nonlocal fd
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                    return True
+            except OSError:  # held elsewhere, or removed by its last holder
+                pass
+            os.close(fd)
+            fd = -1
+            return False
+
+        try:
+            await _poll(attempt)
+            yield
+        finally:
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                os.close(fd)
+
+    async def close(self) -> None:
+        return None
+
+
+class PostgresGuard:
+    """A session-level advisory lock on a connection of its own, held for the turn.
+
+    Lock connections come from a separate engine without a pool, so a turn
+    waiting for its lock never takes a connection the running turns need.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine: Any = None
+
+    def _engine_for_loop(self) -> Any:
+        if self._engine is None:
+            from sqlalchemy.ext.asyncio import create_async_engine
+            from sqlalchemy.pool import NullPool
+
+            self._engine = create_async_engine(self.url, poolclass=NullPool)
+        return self._engine
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: SessionKey) -> AsyncIterator[None]:
+        from sqlalchemy import text
+
+        number = int.from_bytes(_digest(key), "big", signed=True)
+        conn = await self._engine_for_loop().connect()
+        try:
+
+            async def attempt() -> bool:
+                taken = await conn.scalar(text("SELECT pg_try_advisory_lock(:n)"), {"n": number})
+                await conn.commit()
+                return bool(taken)
+
+            await _poll(attempt)
+            yield
+        finally:
+            # Without a pool, closing the connection ends its server session,
+            # which drops every advisory lock it held.
+            await conn.close()
+
+    async def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            await engine.dispose()
+
+
+_HELD: ContextVar[frozenset[SessionKey]] = ContextVar("troupe_held_sessions", default=frozenset())
+"""The sessions whose turn the current task (and the tasks it starts) is running."""
+
+
+@dataclass
+class _Slot:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+class SessionTurns:
+    """The queue of turns for every session of one store."""
+
+    def __init__(self, guard: StoreGuard | None = None) -> None:
+        self.guard = guard
+        self._slots: dict[tuple[asyncio.AbstractEventLoop, SessionKey], _Slot] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, app_name: str, user_id: str, session_id: str) -> AsyncIterator[None]:
+        """Wait until no other turn runs on this session, and keep it until the block ends.
+
+        Code already inside this session's turn (the same task or one it
+        started) passes straight through, so a turn may run several runner
+        calls (a retry, a re-route) inside it.
+        """
+        key = (app_name, user_id, session_id)
+        held = _HELD.get()
+        if key in held:
+            yield
+            return
+        slot_key = (asyncio.get_running_loop(), key)
+        slot = self._slots.setdefault(slot_key, _Slot())
+        slot.users += 1
+        try:
+            async with slot.lock:
+                token = _HELD.set(held | {key})
+                try:
+                    if self.guard is None:
+                        yield
+                    else:
+                        async with self.guard.hold(key):
+                            yield
+                finally:
+                    _forget(token, held)
+        finally:
+            slot.users -= 1
+            if slot.users == 0:
+                self._slots.pop(slot_key, None)
+
+    async def close(self) -> None:
+        """Release the guard's connections."""
+        if self.guard is not None:
+            await self.guard.close()
+
+
+def _forget(token: Token[frozenset[SessionKey]], held: frozenset[SessionKey]) -> None:
+    try:
+        _HELD.reset(token)
+    except ValueError:  # ended from another context, e.g. a closing generator's
+        _HELD.set(held)
+
+
+_queues: weakref.WeakKeyDictionary[BaseSessionService, SessionTurns] = weakref.WeakKeyDictionary()
+
+
+def attach_turns(service: BaseSessionService, turns: SessionTurns) -> None:
+    """Make ``turns`` the queue of ``service`` (``open_session_store`` does this)."""
+    _queues[service] = turns
+
+
+def session_turns(service: BaseSessionService) -> SessionTurns:
+    """The queue every runner over ``service`` waits in (in-process only unless attached)."""
+    turns = _queues.get(service)
+    if turns is None:
+        turns = _queues[service] = SessionTurns()
+    return turns
+
+
+class QueuedRunner(Runner):
+    """ADK's Runner, running one turn at a time per session.
+
+    The turn joins the session's queue before ADK loads the session, and
+    leaves it when its last event has been consumed (or the run is closed).
+    """
+
+    @override
+    async def run_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        invocation_id: str | None = None,
+        new_message: types.Content | None = None,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+        yield_user_message: bool = False,
+        abort_signal: asyncio.Event | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        async with session_turns(self.session_service).hold(self.app_name, user_id, session_id):
+            events = super().run_async(
+                user_id=user_id,
+                session_id=session_id,
+                invocation_id=invocation_id,
+                new_message=new_message,
+                state_delta=state_delta,
+                run_config=run_config,
+                yield_user_message=yield_user_message,
+                abort_signal=abort_signal,
+            )
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    yield event
