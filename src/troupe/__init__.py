@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     )
     from .routing.instructions import RouteEntry, build_orchestrator_instruction
     from .routing.partition import RoleToolSet, partition_tools
-    from .runtime.assistant import Assistant
+    from .runtime.app import build_app
+    from .runtime.assistant import Assistant, TurnResult
     from .settings import load_config
     from .tools import Tool
     from .topology import CLASSIC_TOPOLOGY, DEFAULT_TOPOLOGY, AgentSpec, Topology, load_topology
@@ -53,7 +54,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".routing.instructions": ("RouteEntry", "build_orchestrator_instruction"),
     ".routing.partition": ("RoleToolSet", "partition_tools"),
-    ".runtime.assistant": ("Assistant",),
+    ".runtime.app": ("build_app",),
+    ".runtime.assistant": ("Assistant", "TurnResult"),
     ".settings": ("load_config",),
     ".tools": ("Tool",),
     ".topology": ("CLASSIC_TOPOLOGY", "DEFAULT_TOPOLOGY", "AgentSpec", "Topology", "load_topology"),
@@ -95,10 +97,12 @@ __all__ = [
     "Topology",
     "TroupeAgent",
     "TroupeError",
+    "TurnResult",
     "UnknownAgentError",
     "Workspace",
     "__version__",
     "build_agent_tree",
+    "build_app",
     "build_orchestrator_instruction",
     "builtin_tools",
     "capability_description",

@@ -38,7 +38,6 @@ from .routing.repair import AgentNameResolver
 from .routing.router import DEFAULT_THRESHOLD, RouteDecision
 from .runtime.approvals import refusal
 from .runtime.guards import Guards, GuardSettings
-from .runtime.tracing import Tracer
 from .tools import Tool, validate_tools
 from .topology import (
     ORCHESTRATOR_NAME,
@@ -220,8 +219,11 @@ def build_agent_tree(config: Config) -> LlmAgent:
                 mode="chat",
                 # Each user turn starts at the orchestrator: a specialist
                 # answers or rejects, it does not pass the task on itself.
+                # With guards on, the runtime hands a rejected task to the
+                # peer it names (ADK checks this flag on that transfer); the
+                # guards refuse transfers the specialist's model asks for.
                 disallow_transfer_to_parent=True,
-                disallow_transfer_to_peers=True,
+                disallow_transfer_to_peers=not config.guards,
             )
         )
     sub_agents.extend(remote)
@@ -247,8 +249,8 @@ def build_agent_tree(config: Config) -> LlmAgent:
 
 
 def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEntry]) -> None:
-    """Put the fast-path router before the orchestrator's other model callbacks,
-    so that a routed turn makes no model call and is not counted as one."""
+    """Give the tree the fast-path router; the App runs it before every other
+    plugin, so that a routed turn makes no model call and is not counted as one."""
     guards = root.troupe_guards
 
     def record(ctx: CallbackContext, decision: RouteDecision) -> None:
@@ -261,10 +263,8 @@ def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEn
         threshold=DEFAULT_THRESHOLD if config.router_threshold is None else config.router_threshold,
         on_decision=record,
     )
+    # Run as the first plugin of the App (troupe.runtime.app.build_app).
     root._troupe_router = fast
-    existing = root.before_model_callback
-    callbacks = existing if isinstance(existing, list) else [existing] if existing else []
-    root.before_model_callback = [fast.before_model, *callbacks]
 
 
 def _as_llm(model: ModelLike) -> BaseLlm:
@@ -308,21 +308,14 @@ def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolve
         turn_timeout_s=config.turn_timeout_s,
     )
     guards = Guards(settings, resolver=resolver, root_name=root.name)
+    # The guards run as plugins of the App every door builds (troupe.runtime.app).
     root._troupe_guards = guards
     recovery = _recovery(config, root.model)
-    tracer = Tracer(lambda ctx: guards.turn_for(ctx).trace)
-    agents: list[BaseAgent] = [root, *root.sub_agents]
-    for agent in agents:
+    if recovery is None:
+        return
+    for agent in [root, *root.sub_agents]:
         if isinstance(agent, TroupeAgent):
-            if recovery is not None:
-                agent.on_model_error_callback = recovery
-            # Guards first before the model: a guard that ends the turn skips
-            # the model call. The tracer first after it: ADK runs no later
-            # after-model callback once one returns a (repaired) reply.
-            agent.before_model_callback = [guards.before_model, tracer.before_model]
-            agent.after_model_callback = [tracer.after_model, guards.after_model]
-            agent.before_tool_callback = [guards.before_tool, tracer.before_tool]
-            agent.after_tool_callback = [guards.after_tool, tracer.after_tool]
+            agent.on_model_error_callback = recovery
 
 
 def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> None:

@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from mcp.types import ToolAnnotations
+
 try:  # mcp 2.x renamed FastMCP to MCPServer.
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver import MCPServer as FastMCP
@@ -24,18 +26,27 @@ except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.server.fastmcp import Context, FastMCP  # type: ignore[no-redef, attr-defined]
 
 server = FastMCP("troupe-test-files")
+READ_ONLY = ToolAnnotations.model_validate({"readOnlyHint": True})
 
 
-@server.tool()
+# Marked read-only, so they run without asking (every other MCP tool asks first).
+@server.tool(annotations=READ_ONLY)
 def read_file(path: str) -> str:
     """Read a UTF-8 text file and return its contents."""
     return Path(path).read_text(encoding="utf-8")
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def word_count(text: str) -> int:
     """Count the words in a text."""
     return len(text.split())
+
+
+def append_line(path: str, line: str) -> str:
+    """Append a line to a file (not marked read-only)."""
+    with Path(path).open("a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+    return "appended"
 
 
 def request_header(name: str, ctx: Context) -> str:
@@ -50,9 +61,11 @@ def main(argv: list[str]) -> None:
         sys.exit(3)
     if pid_file := os.environ.get("FAKE_MCP_PID_FILE"):
         Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")
+    if "--writer" in argv:
+        server.tool()(append_line)
     if "--http" in argv:
         port = int(argv[argv.index("--http") + 1])
-        server.tool()(request_header)
+        server.tool(annotations=READ_ONLY)(request_header)
         server.run("streamable-http", host="127.0.0.1", port=port)
     else:
         server.run()

@@ -139,6 +139,13 @@ def _connection_params(server: McpServer) -> Any:
     )
 
 
+def _declared_read_only(tool: object) -> bool:
+    """True when the MCP server marked the tool ``readOnlyHint`` (any SDK spelling)."""
+    raw = getattr(tool, "raw_mcp_tool", None)
+    hints = getattr(raw, "annotations", None)
+    return bool(getattr(hints, "read_only_hint", None) or getattr(hints, "readOnlyHint", None))
+
+
 @functools.cache
 def _toolset_class() -> Callable[..., BaseToolset]:
     from google.adk.agents.readonly_context import ReadonlyContext
@@ -207,6 +214,9 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                 if isinstance(tool, McpTool):
                     tool.__class__ = TroupeMcpTool
                 tool.name = name
+                if not _declared_read_only(tool):
+                    # Only a tool the server marks read-only runs without asking.
+                    tool._require_confirmation = True
                 visible.append(tool)
             self.troupe_renamed = renamed
             self.troupe_descriptions = {t.name: t.description for t in visible}

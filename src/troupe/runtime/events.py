@@ -46,12 +46,16 @@ def steps(event: Event) -> list[Step]:
         return []
     if is_failure(event):
         return [Step(event.author, "error", event.error_code, event.error_message or "")]
-    if not event.content:
-        # A hand-off troupe recorded itself carries a transfer and no content.
-        target = event.actions.transfer_to_agent if event.actions else None
-        return [Step(event.author, "transfer", target, "")] if target else []
+    target = event.actions.transfer_to_agent if event.actions else None
+    parts = event.content.parts or [] if event.content else []
+    if target and not any(
+        p.function_response is not None and p.function_response.name == TRANSFER_TOOL for p in parts
+    ):
+        # A hand-off the runtime made (a rejected task sent to the agent it
+        # named) carries the transfer and at most a thought.
+        return [Step(event.author, "transfer", target, "")]
     out: list[Step] = []
-    for part in event.content.parts or []:
+    for part in parts:
         if part.function_call is not None:
             call = part.function_call
             if call.name != TRANSFER_TOOL:

@@ -1,6 +1,6 @@
 """Guards that keep a turn on track: transfer repair, limits, repeat detection.
 
-They run as ADK callbacks on every agent troupe builds (no patch to ADK):
+They run as the callbacks of one ADK plugin, for every agent (no patch to ADK):
 
 * ``before_tool``: repairs a ``transfer_to_agent`` target that names no agent
   (or answers with the valid names so the model corrects itself in the same
@@ -17,9 +17,12 @@ They run as ADK callbacks on every agent troupe builds (no patch to ADK):
   and remembers a specialist's ``[REJECT]``;
 * ``after_tool``: remembers results.
 
-State lives per user turn. The :class:`~troupe.runtime.assistant.Assistant`
-opens a turn per user message so that its re-routing keeps counting; without
-it (``adk web``), each invocation is its own turn.
+They are registered on the ADK ``App`` as a plugin (see
+:mod:`troupe.runtime.plugins`), so every door runs them. State lives per user
+turn. The :class:`~troupe.runtime.assistant.Assistant` opens a turn per user
+message so that its retry after an unknown agent keeps counting; without it
+(``troupe serve``, ``adk web``, A2A), each invocation is its own turn, keyed
+by invocation id.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ import itertools
 import json
 import logging
 import re
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.base_tool import BaseTool
@@ -109,6 +114,26 @@ class TurnRecord:
     """The fast-path router's decision: route, greeting or defer (None: not asked)."""
     trace: TraceLog = field(default_factory=TraceLog)
     """Model and tool calls with timings, for the turn's trace."""
+    caller_owned: bool = False
+    """True when a caller (the Assistant) opened the turn and writes its trace."""
+    started_at: float = field(default_factory=time.time)
+    """When the turn started (seconds since the epoch)."""
+    clock: float = field(default_factory=time.perf_counter)
+    """``time.perf_counter()`` at the start, for the duration."""
+    deadline: float | None = None
+    """Event-loop time at which the turn times out, once a timer was started."""
+    timed_out: bool = False
+    """True when the turn was ended by its time limit."""
+    events: list[Any] = field(default_factory=list)
+    """The ADK events the turn produced, in order."""
+    nudged: bool = False
+    """True once the turn's empty reply was answered with the nudge."""
+    fell_back: bool = False
+    """True when the turn's answer is the last tool result, for want of one."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """A note for an agent's next model request (agent name -> text)."""
+    requests: dict[str, Any] = field(default_factory=dict)
+    """Each agent's latest model request and model: (LlmRequest, BaseLlm)."""
     declared: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
     """Functions declared to each agent in its latest request, with their parameters."""
     _last_signature: str | None = None
@@ -137,7 +162,9 @@ class Guards:
         """Start counting a new user turn in ``session_id``."""
         key = f"turn:{session_id}:{next(self._turn_numbers)}"
         self._active[session_id] = key
-        return self._record(key)
+        record = self._record(key)
+        record.caller_owned = True
+        return record
 
     def end_turn(self, session_id: str) -> TurnRecord | None:
         """Stop counting for ``session_id`` and return what was recorded."""
@@ -157,11 +184,17 @@ class Guards:
                 self._turns.popitem(last=False)
         return record
 
-    def turn_for(self, ctx: CallbackContext | ToolContext) -> TurnRecord:
-        """The record of the turn a callback context belongs to."""
+    def turn_for(self, ctx: CallbackContext | ToolContext | InvocationContext) -> TurnRecord:
+        """The record of the turn a callback or invocation context belongs to."""
         session_id = ctx.session.id
         key = self._active.get(session_id) or f"inv:{ctx.invocation_id}"
         return self._record(key)
+
+    def end_invocation(self, ctx: InvocationContext) -> TurnRecord | None:
+        """Forget the turn of an invocation no caller opened, and return it."""
+        if ctx.session.id in self._active:
+            return None
+        return self._turns.pop(f"inv:{ctx.invocation_id}", None)
 
     # -- callbacks ----------------------------------------------------------
     def before_model(
@@ -171,8 +204,8 @@ class Guards:
         turn.declared[callback_context.agent_name] = declared_functions(
             llm_request.config.tools or []
         )
-        if self.settings.trim_transfer_list and callback_context.agent_name == self.root_name:
-            _trim_transfer_list(llm_request)
+        if self.settings.trim_transfer_list:
+            _trim_transfer_list(llm_request, root=callback_context.agent_name == self.root_name)
         if self.settings.enforce_limits:
             if turn.stop_reason is None and turn.model_calls >= self.settings.max_model_calls:
                 turn.stop_reason = (
@@ -190,10 +223,22 @@ class Guards:
     ) -> LlmResponse | None:
         turn = self.turn_for(callback_context)
         agent = callback_context.agent_name
+        replaced = self.repair_reply(turn, agent, llm_response)
+        text = _response_text(replaced or llm_response)
+        if agent != self.root_name and prompts.is_rejection(text):
+            turn.rejected_by.append(agent)
+            if target := prompts.rejection_target(text):
+                turn.reject_targets.append(target)
+        return replaced
+
+    def repair_reply(
+        self, turn: TurnRecord, agent: str, response: LlmResponse
+    ) -> LlmResponse | None:
+        """``agent``'s malformed reply repaired and counted, or None when it stands."""
         caller = Caller(
             agent=agent, functions=turn.declared.get(agent, {}), is_root=agent == self.root_name
         )
-        outcome = examine(llm_response, caller, self.resolver.resolve)
+        outcome = examine(response, caller, self.resolver.resolve)
         repair = self.settings.transfer_repair
         for finding in outcome.findings:
             turn.invalid_names.append(finding.asked)
@@ -203,13 +248,7 @@ class Guards:
                     "Repaired %s: %r -> %r", finding.shape, finding.asked, finding.became
                 )
                 turn.repairs.append((finding.asked, finding.became))
-        replaced = outcome.response(llm_response) if repair else None
-        text = _response_text(replaced or llm_response)
-        if agent != self.root_name and prompts.is_rejection(text):
-            turn.rejected_by.append(agent)
-            if target := prompts.rejection_target(text):
-                turn.reject_targets.append(target)
-        return replaced
+        return outcome.response(response) if repair else None
 
     def before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
@@ -252,6 +291,16 @@ class Guards:
     def _check_transfer(
         self, args: dict[str, Any], ctx: ToolContext, turn: TurnRecord
     ) -> dict[str, Any] | None:
+        return self.admit_transfer(args, turn, agent=ctx.agent_name)
+
+    def admit_transfer(
+        self, args: dict[str, Any], turn: TurnRecord, *, agent: str | None = None
+    ) -> dict[str, Any] | None:
+        """Check and count one transfer ``agent`` (default: the orchestrator) asked for.
+
+        A resolvable bad name is rewritten in ``args``; the result is the
+        error to answer the transfer with, or None when it may go ahead.
+        """
         requested = str(args.get(TRANSFER_ARG, ""))
         limits = self.settings.enforce_limits
         # Every attempt counts toward the rounds, failed ones included, so
@@ -263,8 +312,8 @@ class Guards:
             )
             return {"error": prompts.DELEGATION_LIMIT_ERROR}
         turn.delegations += 1
-        if limits and ctx.agent_name != self.root_name:
-            return {"error": prompts.no_handoff_error(ctx.agent_name)}
+        if limits and agent is not None and agent != self.root_name:
+            return {"error": prompts.no_handoff_error(agent)}
         valid = self.resolver.valid
         target = requested if requested in valid else None
         if target is None:
@@ -310,7 +359,30 @@ def _response_text(response: LlmResponse) -> str:
     return "".join(p.text or "" for p in response.content.parts or [] if not p.thought)
 
 
-def _trim_transfer_list(request: LlmRequest) -> None:
+def _trim_transfer_list(request: LlmRequest, *, root: bool) -> None:
+    """Drop ADK's list of transfer targets: the orchestrator's routing table says
+    more, and specialists hand tasks on only through the runtime (a rejection)."""
+    if not root:
+        _drop_transfer_declaration(request)
     si = request.config.system_instruction
-    if isinstance(si, str) and "## Routing table" in si:
+    if isinstance(si, str) and (not root or "## Routing table" in si):
         request.config.system_instruction = _ADK_TRANSFER_BLOCK.sub("\n", si).rstrip() + "\n"
+
+
+def _drop_transfer_declaration(request: LlmRequest) -> None:
+    """Keep ``transfer_to_agent`` out of a specialist's declared tools.
+
+    ADK declares it once peers are transfer targets (the runtime's hand-off
+    needs that); the specialist's model is not offered it. A call it makes
+    anyway still reaches the guards, which refuse it.
+    """
+    kept: list[Any] = []
+    for tool in request.config.tools or []:
+        if isinstance(tool, types.Tool) and tool.function_declarations:
+            remaining = [d for d in tool.function_declarations if d.name != TRANSFER_TOOL]
+            if not remaining:
+                continue
+            tool = tool.model_copy(update={"function_declarations": remaining})
+        kept.append(tool)
+    if request.config.tools is not None:
+        request.config.tools = kept

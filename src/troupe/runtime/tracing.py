@@ -249,7 +249,9 @@ def build_trace(
     if record is not None and outcome == "answered":
         if record.stop_reason:
             outcome = "stopped"
-        elif all_steps and all_steps[-1].author == "troupe":
+        elif getattr(record, "fell_back", False) or (
+            all_steps and all_steps[-1].author == "troupe"
+        ):
             outcome = "fallback"
     log = record.trace if record is not None else TraceLog()
     return Trace(

@@ -1,8 +1,9 @@
 """Build the FastAPI app ``troupe serve`` runs.
 
-ADK's ``ApiServer`` (``DevServer`` with the web UI) serves troupe's tree
-through an agent loader that returns the already-built root agent, with the
-session store from the settings. troupe adds liveness and readiness probes,
+ADK's ``ApiServer`` (``DevServer`` with the web UI) serves troupe's App
+(:func:`troupe.runtime.app.build_app`: the tree plus the runtime plugins, the
+same App ``troupe chat`` runs) through an agent loader that returns it, with
+the session store from the settings. troupe adds liveness and readiness probes,
 an optional bearer token, and with ``a2a`` ADK's ``to_a2a`` app mounted at
 ``/a2a``.
 """
@@ -21,7 +22,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from google.adk.agents.base_agent import BaseAgent
-from google.adk.apps.app import App
+from google.adk.apps import App
 from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from google.adk.auth.credential_service.in_memory_credential_service import (
     InMemoryCredentialService,
@@ -34,11 +35,13 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from ..builtins.browser_session import close_shared_browser
 from ..errors import ConfigError
 from ..remote import check_remote_agents
-from ..runtime.assistant import DEFAULT_APP_NAME
+from ..runtime.app import DEFAULT_APP_NAME
+from ..runtime.app import build_app as build_runtime_app
 from ..runtime.session_lock import QueuedRunner
+from ..runtime.tracing import TraceStore
 from ..sessions import close_session_store, open_session_store, probe_session_store, redact
 from ..settings import Settings
-from ..tree import build_agent_tree
+from ..tree import TroupeAgent, build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
 from .browser_scopes import CloseBrowserOnDelete
 
@@ -90,16 +93,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class _TreeLoader(BaseAgentLoader):
-    """Hands ADK's server the tree troupe built, under one app name."""
+class _AppLoader(BaseAgentLoader):
+    """Hands ADK's server the App troupe built, under one app name."""
 
-    def __init__(self, root: BaseAgent) -> None:
-        self._root = root
+    def __init__(self, app: App) -> None:
+        self._app = app
 
-    def load_agent(self, agent_name: str) -> BaseAgent:
+    def load_agent(self, agent_name: str) -> App:
         if agent_name != APP_NAME:
             raise ValueError(f"No app named {agent_name!r}; this server serves {APP_NAME!r}.")
-        return self._root
+        return self._app
 
     def list_agents(self) -> list[str]:
         return [APP_NAME]
@@ -119,6 +122,8 @@ def served_agent(settings: Settings, agent: str | None) -> BaseAgent:
             # The specialist keeps its instruction and tools; as the root of
             # its own runner it must not point back at the orchestrator.
             sub.parent_agent = None
+            if isinstance(sub, TroupeAgent) and isinstance(root, TroupeAgent):
+                sub._troupe_guards = root.troupe_guards  # the runtime plugins run them
             return sub
     names = ", ".join(a.name for a in root.sub_agents) or "none"
     raise ConfigError(f"--agent {agent!r} is not an agent of this tree; choose one of: {names}.")
@@ -152,6 +157,9 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         ConfigError: a bad session store URL, agent name or missing extra.
     """
     root = served_agent(settings, options.agent)
+    troupe_app = build_runtime_app(
+        root, name=APP_NAME, trace_store=TraceStore(settings.data_dir / "traces.db")
+    )
     service = open_session_store(settings.session_store)
     services: dict[str, Any] = {
         "session_service": service,
@@ -165,7 +173,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     if options.a2a:
         from .a2a import A2A_PREFIX, CARD_PATH, build_a2a_app
 
-        runner = QueuedRunner(app_name=APP_NAME, agent=root, **services)
+        runner = QueuedRunner(app=troupe_app, **services)
         a2a_app = build_a2a_app(
             root,
             runner,
@@ -206,7 +214,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
 
     evals_dir = str(settings.data_dir / "evals")
     server = _queued(server_cls)(
-        agent_loader=_TreeLoader(root),
+        agent_loader=_AppLoader(troupe_app),
         eval_sets_manager=LocalEvalSetsManager(agents_dir=evals_dir),
         eval_set_results_manager=LocalEvalSetResultsManager(agents_dir=evals_dir),
         agents_dir=evals_dir,
