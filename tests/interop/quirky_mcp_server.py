@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from mcp.types import ToolAnnotations
+
 try:  # mcp 2.x renamed FastMCP to MCPServer.
     from mcp.server.mcpserver import MCPServer as FastMCP
     from mcp.server.mcpserver.exceptions import ToolError
@@ -21,6 +23,9 @@ STDERR_MARKER = "quirky-server: listening on stdio"
 LONG_NAME = "report_" + "x" * 63
 
 server = FastMCP("troupe-test-quirky")
+# Nothing here changes anything, and the server says so: troupe runs MCP tools
+# without asking only when their server marks them read-only.
+READ_ONLY = ToolAnnotations.model_validate({"readOnlyHint": True})
 
 
 def dotted_read(path: str) -> str:
@@ -43,10 +48,10 @@ def always_fails(reason: str) -> str:
     raise ToolError(reason)  # the server answers isError with this text
 
 
-server.tool(name="files.read")(dotted_read)
-server.tool(name="files_read")(plain_read)
-server.tool(name=LONG_NAME)(long_report)
-server.tool(name="always_fails")(always_fails)
+server.tool(name="files.read", annotations=READ_ONLY)(dotted_read)
+server.tool(name="files_read", annotations=READ_ONLY)(plain_read)
+server.tool(name=LONG_NAME, annotations=READ_ONLY)(long_report)
+server.tool(name="always_fails", annotations=READ_ONLY)(always_fails)
 
 
 if __name__ == "__main__":
