@@ -131,10 +131,17 @@ def _make_runner(strategy: str, model: FaultyModel) -> Runner_:
         return run_plain
     if strategy == "retry-only":
         config = Config(
-            tools=tools, model=model, transfer_repair=False, guards=False, model_retries=0
+            tools=tools,
+            model=model,
+            transfer_repair=False,
+            guards=False,
+            model_retries=0,
+            router="off",
         )
     else:
-        config = Config(tools=tools, model=model, retry_base_delay=0.001)
+        # The router off: the faults are injected into the orchestrator's model
+        # calls, which a routed turn would not make (bench router measures it).
+        config = Config(tools=tools, model=model, retry_base_delay=0.001, router="off")
     assistant = Assistant(build_agent_tree(config))
     return assistant.run
 

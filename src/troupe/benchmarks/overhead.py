@@ -36,7 +36,10 @@ REQUESTS = (
 
 
 async def _troupe_side() -> Any:
-    assistant = Assistant(build_agent_tree(Config(tools=stub_tools(), model=OfflineModel())))
+    # The router off, like the plain-ADK side: both ask the orchestrator's model
+    # every turn (bench router measures the router).
+    config = Config(tools=stub_tools(), model=OfflineModel(), router="off")
+    assistant = Assistant(build_agent_tree(config))
 
     async def turn(key: int) -> None:
         async for _ in assistant.run(f"t{key}", REQUESTS[key % len(REQUESTS)]):

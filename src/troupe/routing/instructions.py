@@ -93,7 +93,7 @@ def build_orchestrator_instruction(
     protocol = [
         "## Decision protocol",
         "You are the orchestrator: you have no tools, so delegate what needs one.",
-        "1. Classify: answer it yourself or delegate it (see the rules).",
+        "1. Classify: answer it yourself or delegate it (rules below).",
         "2. Match: compare it with each agent's keywords and accepts.",
         "3. Select: the single agent whose role covers it.",
         "4. Verify: it is not in that agent's cannot-do list; the name is exact.",
