@@ -32,6 +32,12 @@ class Tool:
     """Ask the user before each call (ADK tool confirmation). A callable is
     given the call's arguments and says whether that call needs approval, so
     e.g. exec_shell can let ``uname -a`` through and ask about the rest."""
+    effect: Callable[..., Any] | None = None
+    """Describes what approving a call would do, shown with the approval
+    request: given the call's arguments and ``tool_context``, it returns a
+    JSON-able dict (e.g. a skill's body and hash, a page's URL). The approval
+    is tied to it: when the approved call runs, the effect is described again
+    and the call is refused if it changed."""
 
     @classmethod
     def from_function(
@@ -40,13 +46,16 @@ class Tool:
         *,
         name: str | None = None,
         dangerous: bool | Callable[..., bool] = False,
+        effect: Callable[..., Any] | None = None,
     ) -> Tool:
         """Build a tool from a function, taking its name and docstring."""
         tool_name: str = name or getattr(fn, "__name__", "") or ""
         description = inspect.cleandoc(fn.__doc__ or "").strip()
         if not description:
             description = tool_name.replace("_", " ")
-        return cls(name=tool_name, description=description, func=fn, dangerous=dangerous)
+        return cls(
+            name=tool_name, description=description, func=fn, dangerous=dangerous, effect=effect
+        )
 
 
 def is_valid_tool_name(name: object) -> bool:

@@ -36,7 +36,7 @@ from .routing.instructions import (
 from .routing.partition import partition_tools
 from .routing.repair import AgentNameResolver
 from .routing.router import DEFAULT_THRESHOLD, RouteDecision
-from .runtime.approvals import refusal
+from .runtime.approvals import ask_about_effect, describe_effect, effect_changed, refusal
 from .runtime.guards import Guards, GuardSettings
 from .tools import Tool, validate_tools
 from .topology import (
@@ -85,6 +85,7 @@ class _NamedFunctionTool(FunctionTool):
 
     def __init__(self, tool: Tool) -> None:
         super().__init__(func=tool.func, require_confirmation=tool.dangerous)
+        self._effect = tool.effect
         self.name = tool.name
         self.description = tool.description
 
@@ -103,14 +104,26 @@ class _NamedFunctionTool(FunctionTool):
     async def check_require_confirmation(
         self, args: dict[str, Any], tool_context: ToolContext
     ) -> bool:
-        if _declined(tool_context):
-            return False
+        if _declined(tool_context) or self._effect is not None:
+            return False  # run_async asks, showing the effect (see below)
         return await super().check_require_confirmation(args, tool_context)
 
     @override
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         if _declined(tool_context):
             return refusal(self.name, tool_context.tool_confirmation)
+        if self._effect is not None and await FunctionTool.check_require_confirmation(
+            self, args, tool_context
+        ):
+            # A tool with an effect asks for itself, like ADK's tools that call
+            # request_confirmation: the request shows what the call would do, and
+            # the approval holds only while that stays true (e.g. a skill's body
+            # is not swapped between the request and the run).
+            effect = await describe_effect(self._effect, args, tool_context)
+            if tool_context.tool_confirmation is None:
+                return ask_about_effect(self.name, effect, tool_context)
+            if (changed := effect_changed(self.name, effect, tool_context)) is not None:
+                return changed
         return await super().run_async(args=args, tool_context=tool_context)
 
 

@@ -25,8 +25,9 @@ from troupe.builtins.browser_session import (
 from troupe.builtins.navigator import navigator_tools
 from troupe.builtins.secret_store import SecretStore
 from troupe.cli.app import app
+from troupe.runtime.approvals import ApprovalRequest, run_with_approvals
 from troupe.sandbox.egress import EgressPolicy
-from troupe.testing import simplify
+from troupe.testing import ScriptedModel, call, simplify
 
 # One browser serves the whole module, so its tests share one event loop.
 on_module_loop = pytest.mark.asyncio(loop_scope="module")
@@ -434,3 +435,31 @@ def test_troupe_chat_reads_a_local_page_and_closes_the_browser(site: str, tmp_pa
     assert "This is the about page." in result.output
     assert "orchestrator → navigator → browser_navigate → answer" in result.output
     assert not shared_browser().is_open
+
+
+@on_module_loop
+async def test_the_browser_type_approval_shows_the_page_url_the_field_and_the_text(
+    browser: BrowserSession, site: str, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="navigator"),
+            call("browser_navigate", url=site + "/form"),
+            call("browser_type", selector="#name", text="Ada", submit=True),
+            "Not typed.",
+        ]
+    )
+    tools = navigator_tools(Workspace(tmp_path), browser=browser)
+    assistant = Assistant(build_agent_tree(Config(tools=tools, model=model)))
+    asked: list[ApprovalRequest] = []
+
+    def decline(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return False
+
+    async for _ in run_with_approvals(assistant, "s1", "sign up", policy="ask", ask=decline):
+        pass
+
+    assert [r.tool for r in asked] == ["browser_type"]
+    effect = asked[0].effect
+    assert (effect["url"], effect["field"], effect["text"]) == (site + "/form", "#name", "Ada")

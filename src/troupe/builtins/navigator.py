@@ -341,10 +341,29 @@ def navigator_tools(
         except PathOutsideWorkspace:
             return False  # refused by the tool itself
 
+    def typing_effect(
+        selector: Any = "",
+        text: Any = "",
+        submit: Any = False,
+        tool_context: ToolContext | None = None,
+        **_: Any,
+    ) -> dict[str, Any]:
+        """What an approved browser_type does: the page, the field and the text."""
+        page = session.current_page(scope_of(tool_context))
+        url = scrub(page.url) if page is not None else None
+        return {
+            "summary": f"type {text!r} into {selector!r} on {url or '(no page open)'}"
+            + (" and press Enter" if submit else ""),
+            "url": url,
+            "field": selector,
+            "text": text,  # {{secret:NAME}} references stay unresolved
+            "submit": bool(submit),
+        }
+
     return [
         Tool.from_function(per_session(browser_navigate)),
         Tool.from_function(per_session(browser_extract)),
         Tool.from_function(per_session(browser_click)),
-        Tool.from_function(per_session(browser_type), dangerous=True),
+        Tool.from_function(per_session(browser_type), dangerous=True, effect=typing_effect),
         Tool.from_function(per_session(browser_screenshot), dangerous=screenshot_overwrites),
     ]

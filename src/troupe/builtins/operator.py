@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ DEFAULT_TIMEOUT_S = 30.0
 MAX_OUTPUT_CHARS = 20_000
 MAX_EDIT_BYTES = 2_000_000
 MAX_SKILL_ARGS = 32
+SHOWN_SKILL_LINES = 40
+"""How much of a skill's body an approval request shows (its sha256 covers all of it)."""
 
 
 def operator_tools(
@@ -265,8 +268,28 @@ def operator_tools(
         Tool.from_function(fs_edit, dangerous=True),
         Tool.from_function(exec_shell, dangerous=shell_needs_approval),
     ]
+
+    def skill_effect(name: Any = "", **_: Any) -> dict[str, Any]:
+        """What an approved skill_run runs: the skill's current body and its sha256."""
+        skill = skills.get_skill(name) if skills is not None and isinstance(name, str) else None
+        if skill is None:
+            return {"summary": f"run skill {name!r} (no such skill)", "skill": name}
+        body = str(skill["body"])
+        digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        lines = body.splitlines()
+        shown = "\n".join(lines[:SHOWN_SKILL_LINES])
+        if len(lines) > SHOWN_SKILL_LINES:
+            shown += f"\n... ({len(lines) - SHOWN_SKILL_LINES} more lines)"
+        return {
+            "summary": f"run {skill['kind']} skill {skill['name']!r} (sha256 {digest})",
+            "skill": skill["name"],
+            "kind": skill["kind"],
+            "sha256": digest,
+            "body": mask(shown),
+        }
+
     if skills is not None:
-        tools.append(Tool.from_function(skill_run, dangerous=True))
+        tools.append(Tool.from_function(skill_run, dangerous=True, effect=skill_effect))
     return tools
 
 

@@ -183,6 +183,10 @@ class ChatSession:
         for key, value in request.args.items():
             shown = json.dumps(value, ensure_ascii=False)
             out.print(f"  [dim]{escape(key)}[/] = {escape(shown)}")
+        if summary := request.effect.get("summary"):
+            out.print(f"  [bold]effect:[/] {escape(str(summary))}")
+        if body := request.effect.get("body"):
+            out.print(escape(str(body)))
         answer = await asyncio.to_thread(out.input, "[bold]allow?[/] " + escape("[y/N]") + " ")
         return answer.strip().lower() in YES_WORDS
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from google.adk.events.event import Event
 from google.adk.flows.llm_flows.functions import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from ..errors import ConfigError
@@ -47,6 +48,11 @@ class ApprovalRequest:
     """The arguments the model gave (secret references stay unresolved)."""
     request_id: str = ""
     """The id of ADK's ``adk_request_confirmation`` call; the answer quotes it."""
+    effect: dict[str, Any] = field(default_factory=dict)
+    """What approving would do, as the tool describes it (see ``Tool.effect``):
+    e.g. the skill body that would run and its sha256, or the page typed into.
+    The approval holds for exactly this effect; a call whose effect changed
+    before it ran is refused."""
 
 
 @dataclass(frozen=True)
@@ -88,12 +94,16 @@ def approval_requests(event: Event) -> list[ApprovalRequest]:
         if call.name != REQUEST_CONFIRMATION or not call.id:
             continue
         original = (call.args or {}).get("originalFunctionCall") or {}
+        asked = (call.args or {}).get("toolConfirmation") or {}
+        payload = asked.get("payload") if isinstance(asked, dict) else None
+        effect = payload.get("effect") if isinstance(payload, dict) else None
         found.append(
             ApprovalRequest(
                 agent=event.author,
                 tool=str(original.get("name") or "?"),
                 args=dict(original.get("args") or {}),
                 request_id=call.id,
+                effect=dict(effect) if isinstance(effect, dict) else {},
             )
         )
     return found
@@ -164,6 +174,63 @@ def refusal(tool_name: str, confirmation: ToolConfirmation | None) -> dict[str, 
         "it was not approved; do not retry it unless the user asks again.",
         "declined": True,
         "tool": tool_name,
+    }
+
+
+def _effect_key(tool_context: ToolContext) -> str:
+    return f"troupe.approved_effect.{tool_context.function_call_id}"
+
+
+async def describe_effect(
+    effect: Callable[..., Any], args: dict[str, Any], tool_context: ToolContext
+) -> dict[str, Any]:
+    """What a call with ``args`` would do, as ``effect`` describes it."""
+    try:
+        described = effect(**args, tool_context=tool_context)
+        if inspect.isawaitable(described):
+            described = await described
+        return dict(described)
+    except Exception as exc:  # a describer's failure must not crash the turn
+        return {"summary": f"(could not describe the effect: {exc})"}
+
+
+def ask_about_effect(
+    tool_name: str, effect: dict[str, Any], tool_context: ToolContext
+) -> dict[str, Any]:
+    """Pause the call for approval, showing ``effect`` and remembering it.
+
+    The effect is kept in the session's state (which neither the model nor
+    the approver's answer can write), so :func:`effect_changed` can compare
+    it with the effect at run time.
+    """
+    tool_context.state[_effect_key(tool_context)] = effect
+    tool_context.request_confirmation(
+        hint=f"Approve or reject {tool_name}: {effect.get('summary', '')}".rstrip(": "),
+        payload={"effect": effect},
+    )
+    tool_context.actions.skip_summarization = True
+    return {"error": "This tool call requires confirmation, please approve or reject."}
+
+
+def effect_changed(
+    tool_name: str, effect: dict[str, Any], tool_context: ToolContext
+) -> dict[str, Any] | None:
+    """None when ``effect`` is what was approved, else the refusal for the model."""
+    key = _effect_key(tool_context)
+    approved = tool_context.state.get(key)
+    tool_context.state[key] = None  # one approval, one run
+    if approved == effect:
+        return None
+    before = approved.get("summary") if isinstance(approved, dict) else None
+    return {
+        "error": f"refused: what {tool_name} would do changed after it was approved "
+        f"(approved: {before or 'nothing recorded'}; now: {effect.get('summary', '?')}); "
+        "nothing was run. Tell the user, and call the tool again so they can approve "
+        "what it does now.",
+        "declined": True,
+        "tool": tool_name,
+        "approved_effect": approved,
+        "current_effect": effect,
     }
 
 
