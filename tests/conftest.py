@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from google.adk.agents import LlmAgent
+
+    from troupe import Config
 
 # LiteLLM fetches its model price list from the internet when it is first
 # imported, which may happen in any test; the copy bundled with it is enough.
@@ -32,3 +38,21 @@ def isolated_environment(
     for key in _PROVIDER_KEYS:
         monkeypatch.delenv(key, raising=False)
     yield data_dir
+
+
+@pytest.fixture
+async def trees() -> AsyncIterator[Callable[[Config], LlmAgent]]:
+    """build_agent_tree, with every MCP server the trees started stopped afterwards."""
+    from troupe import build_agent_tree
+    from troupe.mcp import close_toolsets
+
+    built: list[LlmAgent] = []
+
+    def build(config: Config) -> LlmAgent:
+        root = build_agent_tree(config)
+        built.append(root)
+        return root
+
+    yield build
+    for root in built:
+        await close_toolsets(root)

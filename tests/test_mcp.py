@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,21 +63,6 @@ def tool_results(events: list[Event]) -> dict[str, Any]:
 def result_text(response: Any) -> str:
     """The text content of an MCP tool result."""
     return "".join(part.get("text", "") for part in response["content"])
-
-
-@pytest.fixture
-async def trees() -> AsyncIterator[Callable[[Config], LlmAgent]]:
-    """build_agent_tree, with every MCP server the trees started stopped afterwards."""
-    built: list[LlmAgent] = []
-
-    def build(config: Config) -> LlmAgent:
-        root = build_agent_tree(config)
-        built.append(root)
-        return root
-
-    yield build
-    for root in built:
-        await close_toolsets(root)
 
 
 @pytest.fixture

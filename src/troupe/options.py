@@ -27,6 +27,15 @@ class TeamOptions(BaseModel):
     api_base: str | None = Field(
         default=None, description="Base URL for LiteLLM models (Ollama, OpenAI-compatible)."
     )
+    api_key: str | None = Field(
+        default=None,
+        repr=False,
+        description="API key for LiteLLM models; prefer api_key_env to keep it out of the file.",
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        description="Environment variable holding the model's API key, e.g. GROQ_API_KEY.",
+    )
     system_prompt: str | None = Field(
         default=None, description="Base system prompt at the top of the orchestrator's instruction."
     )

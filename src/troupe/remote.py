@@ -14,7 +14,7 @@ import asyncio
 import functools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -25,8 +25,11 @@ from .errors import ConfigError
 
 if TYPE_CHECKING:
     from google.adk.agents.base_agent import BaseAgent
+    from google.adk.events.event import Event
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+REMOTE_FAILED = "REMOTE_AGENT_FAILED"
+"""``error_code`` of the event that ends a turn whose remote agent failed."""
 CHECK_TIMEOUT = 5.0
 """Seconds ``troupe tree --check`` waits for each agent card."""
 
@@ -80,10 +83,14 @@ def _a2a_missing() -> ConfigError:
     )
 
 
-def _bearer_factory(entry: RemoteAgentEntry) -> Any:
-    """An A2A client factory whose HTTP client sends the entry's bearer token."""
+def _bearer_factory(entry: RemoteAgentEntry) -> tuple[Any, Any]:
+    """An A2A client factory whose HTTP client sends the entry's bearer token,
+    and that HTTP client; (None, None) without a token.
+
+    ADK does not close an HTTP client it was given; :func:`close_remote_agents` does.
+    """
     if entry.auth_token_env is None:
-        return None
+        return None, None
     token = os.environ.get(entry.auth_token_env)
     if not token:
         raise ConfigError(
@@ -96,7 +103,7 @@ def _bearer_factory(entry: RemoteAgentEntry) -> Any:
     client = httpx.AsyncClient(
         headers={"Authorization": f"Bearer {token}"}, timeout=httpx.Timeout(entry.timeout)
     )
-    return ClientFactory(ClientConfig(httpx_client=client))
+    return ClientFactory(ClientConfig(httpx_client=client)), client
 
 
 @functools.cache
@@ -118,6 +125,25 @@ def _remote_class() -> Any:
         """The agent card URL, for ``troupe tree --check``."""
         troupe_token_env: str | None = None
         """Environment variable with the bearer token the remote expects."""
+        troupe_http_client: Any = None
+        """The HTTP client of troupe's own client factory (closed by troupe)."""
+
+        async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Event, None]:
+            # ADK reports a remote failure as an event with an error message and
+            # then hands control back, so the parent would go on as if the remote
+            # had answered nothing. Here the failure ends the turn instead, with
+            # a code callers can test for and the reason.
+            failed = False
+            async for event in super()._run_async_impl(ctx):
+                if event.error_message and not failed:
+                    failed = True
+                    event.error_code = REMOTE_FAILED
+                    event.error_message = f"remote agent {self.name!r} failed: " + (
+                        event.error_message
+                    )
+                yield event
+            if failed:
+                ctx.end_invocation = True
 
     return TroupeRemoteAgent
 
@@ -139,21 +165,36 @@ def build_remote_agents(entries: Sequence[RemoteAgentEntry]) -> list[BaseAgent]:
             )
         seen.add(entry.name)
     cls = _remote_class()
-    return [
-        cls(
-            name=entry.name,
-            agent_card=entry.agent_card,
-            # A description up front keeps ADK from fetching the card while
-            # it builds the orchestrator's transfer instructions.
-            description=entry.description or f"A remote agent reached over A2A ({entry.name}).",
-            timeout=entry.timeout,
-            a2a_client_factory=_bearer_factory(entry),
-            troupe_keywords=tuple(entry.keywords),
-            troupe_card_url=entry.agent_card,
-            troupe_token_env=entry.auth_token_env,
+    agents = []
+    for entry in entries:
+        factory, client = _bearer_factory(entry)
+        agents.append(
+            cls(
+                name=entry.name,
+                agent_card=entry.agent_card,
+                # A description up front keeps ADK from fetching the card while
+                # it builds the orchestrator's transfer instructions.
+                description=entry.description or f"A remote agent reached over A2A ({entry.name}).",
+                timeout=entry.timeout,
+                a2a_client_factory=factory,
+                troupe_keywords=tuple(entry.keywords),
+                troupe_card_url=entry.agent_card,
+                troupe_token_env=entry.auth_token_env,
+                troupe_http_client=client,
+            )
         )
-        for entry in entries
-    ]
+    return agents
+
+
+async def close_remote_agents(root: BaseAgent) -> None:
+    """Close the HTTP clients of every remote agent under ``root`` (safe to repeat)."""
+    for agent in root.sub_agents:
+        if not getattr(agent, "troupe_card_url", ""):
+            continue
+        await agent.cleanup()  # type: ignore[attr-defined]
+        client = getattr(agent, "troupe_http_client", None)
+        if client is not None:
+            await client.aclose()
 
 
 @dataclass(frozen=True)

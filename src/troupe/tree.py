@@ -22,6 +22,7 @@ from typing_extensions import override
 from .config import Config, router_mode
 from .errors import ConfigError, ToolAdapterError
 from .mcp import McpPlan, place_servers, plan_servers
+from .models.keys import configured_key
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
 from .routing.capabilities import capability_description, capability_list
@@ -203,7 +204,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
     no agent and are left out of the orchestrator's instruction.
     """
     tools = validate_tools(config.tools)
-    model = resolve_model(config.model, api_base=config.api_base)
+    model = resolve_model(config.model, api_base=config.api_base, api_key=_model_key(config))
     if not config.multi_agent:
         agent = _single_agent(tools, model, config)
         _attach_guards(agent, config, AgentNameResolver([]))
@@ -308,11 +309,20 @@ def _as_llm(model: ModelLike) -> BaseLlm:
     return LLMRegistry.new_llm(model)
 
 
+def _model_key(config: Config) -> str | None:
+    """The API key ``config`` gives its models (``api_key`` or ``api_key_env``)."""
+    return configured_key(config.api_key, config.api_key_env)
+
+
 def _recovery(config: Config, model: ModelLike) -> ModelRecovery | None:
     """The model-error callback for retries and fallback, when either is on."""
     fallback = None
     if config.fallback_model is not None:
-        fallback = _as_llm(resolve_model(config.fallback_model, api_base=config.api_base))
+        fallback = _as_llm(
+            resolve_model(
+                config.fallback_model, api_base=config.api_base, api_key=_model_key(config)
+            )
+        )
     if config.model_retries <= 0 and fallback is None:
         return None
     policy = RetryPolicy(

@@ -37,9 +37,9 @@ def text_reply(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": text}
 
 
-def failure(status: int) -> dict[str, Any]:
-    """A scripted HTTP error (e.g. 429 or 500) instead of a reply."""
-    return {"status": status}
+def failure(status: int, message: str = "") -> dict[str, Any]:
+    """A scripted HTTP error (e.g. 429 or 500) instead of a reply, with its message."""
+    return {"status": status, "message": message or f"scripted HTTP {status}"}
 
 
 def slow(seconds: float, reply: dict[str, Any]) -> dict[str, Any]:
@@ -54,6 +54,8 @@ class FakeOpenAI:
     replies: list[dict[str, Any]]
     requests: list[dict[str, Any]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)
+    """The Authorization header of each request (None when absent)."""
     port: int = 0
 
     @property
@@ -69,7 +71,7 @@ class FakeOpenAI:
         if "delay" in message:
             time.sleep(message["delay"])
         if "status" in message:
-            return message["status"], {"error": {"message": f"scripted HTTP {message['status']}"}}
+            return message["status"], {"error": {"message": message["message"]}}
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         return 200, {
             "id": f"chatcmpl-{index}",
@@ -85,6 +87,7 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             fake.paths.append(self.path)
+            fake.authorizations.append(self.headers.get("Authorization"))
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             if self.path.rstrip("/") != "/v1/chat/completions":

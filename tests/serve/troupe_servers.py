@@ -7,13 +7,15 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 
-START_TIMEOUT = 45.0
+START_TIMEOUT = 90.0
 
 
 def free_port() -> int:
@@ -112,3 +114,19 @@ class ServerFactory:
     def stop_all(self) -> None:
         for server in self._started:
             server.stop()
+
+
+@contextmanager
+def serving_operator(root: Path, workspace: Path, token: str) -> Iterator[ServerProcess]:
+    """A troupe serving its operator over A2A on ``workspace``, behind ``token``.
+
+    For module-scoped fixtures: one server that several tests only read from.
+    """
+    factory = ServerFactory(root)
+    try:
+        yield factory.start(
+            "--a2a", "--agent", "operator", "--workspace", str(workspace),
+            env={"TROUPE_AUTH_TOKEN": token},
+        )  # fmt: skip
+    finally:
+        factory.stop_all()

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 bench_app = typer.Typer(
     rich_markup_mode=None, help="Benchmarks: print a table and write JSON.", no_args_is_help=True
@@ -42,7 +43,7 @@ def faults(
     print(format_table(results))
     print()
     print(format_fault_table(results))
-    console.print(f"[dim]wrote {out}[/]")
+    console.print(f"[dim]wrote {escape(str(out))}[/]")
 
 
 @bench_app.command("overhead")
@@ -55,7 +56,7 @@ def overhead(
 
     result = asyncio.run(run_overhead(turns=turns, out=out))
     print(format_overhead(result))
-    console.print(f"[dim]wrote {out}[/]")
+    console.print(f"[dim]wrote {escape(str(out))}[/]")
 
 
 @bench_app.command("prompt")
@@ -75,7 +76,7 @@ def prompt(
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    console.print(f"[dim]wrote {out}[/]")
+    console.print(f"[dim]wrote {escape(str(out))}[/]")
 
 
 @bench_app.command("router")
@@ -88,4 +89,4 @@ def router(
     with tempfile.TemporaryDirectory() as tmp:
         result = asyncio.run(run_router_bench(Path(tmp), out))
     print(format_router_bench(result))
-    console.print(f"[dim]wrote {out}[/]")
+    console.print(f"[dim]wrote {escape(str(out))}[/]")

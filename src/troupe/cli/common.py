@@ -9,13 +9,27 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ..logfile import KeepOutThirdParty, OneLineFormatter
+
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
 def quiet_logs(verbose: bool) -> None:
-    """Show troupe's and ADK's logs with ``verbose``; otherwise only errors."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s")
+    """Show troupe's and ADK's logs with ``verbose``; otherwise only errors, one line each.
+
+    Tracebacks go to the log file (``troupe.log``, see :mod:`troupe.logfile`).
+    """
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig: leave a configured logging alone
+        handler = logging.StreamHandler()
+        if verbose:
+            handler.setFormatter(logging.Formatter("%(message)s"))
+        else:
+            handler.setFormatter(OneLineFormatter())
+            handler.addFilter(KeepOutThirdParty())
+        root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
     if not verbose:
         for name in ("google_adk", "google.adk", "LiteLLM", "litellm", "httpx"):
             logging.getLogger(name).setLevel(logging.ERROR)

@@ -11,6 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.rule import Rule
 
 from ..builtins import browser_unavailable_reason, builtin_tools
@@ -61,10 +62,12 @@ async def run_demo(console: Console, *, model: str) -> bool:
         root = build_agent_tree(Config(tools=tools, model=model))
         assistant = Assistant(root)
         agents = [a.name for a in root.sub_agents]
-        console.print(f"[bold]troupe demo[/] · model {model_label(getattr(root, 'model', ''))}")
-        console.print(f"[dim]agents: {', '.join(agents)}[/]")
+        console.print(
+            f"[bold]troupe demo[/] · model {escape(model_label(getattr(root, 'model', '')))}"
+        )
+        console.print(f"[dim]agents: {escape(', '.join(agents))}[/]")
         if (reason := browser_unavailable_reason()) is not None:
-            console.print(f"[dim]navigator left out: {reason}[/]")
+            console.print(f"[dim]navigator left out: {escape(reason)}[/]")
         try:
             with _serve(site) as url:
                 messages = list(DEMO_MESSAGES)
@@ -84,7 +87,7 @@ async def _turn(console: Console, assistant: Assistant, message: str) -> bool:
         for step in steps(event):
             done.append(step)
             render_step(console, step)
-    console.print(f"[dim]path: {path_summary(done)}[/]")
+    console.print(f"[dim]path: {escape(path_summary(done))}[/]")
     return bool(done) and done[-1].kind == "text"
 
 

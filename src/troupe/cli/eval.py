@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from .common import fail, quiet_logs
 
@@ -104,7 +105,7 @@ def eval_command(
     console.print(render_report(report))
     write_json(report, out_json)
     write_html(report, out_html)
-    console.print(f"[dim]wrote {out_json} and {out_html}[/]")
+    console.print(f"[dim]wrote {escape(str(out_json))} and {escape(str(out_html))}[/]")
 
 
 def _run(

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from ..mcp import McpServerReport
+from ..models.resilient import describe_model_error
 from ..routing.capabilities import capability_list
 from ..runtime.events import Step
 from ..tools import Tool
@@ -34,6 +35,21 @@ def _call_args(text: str) -> str:
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
 
 
+def error_line(exc: BaseException) -> str:
+    """One line for a failed turn: the error's kind and the first line of its message.
+
+    Provider errors carry the provider's whole response, sometimes with a
+    traceback; the first line says what went wrong. A model error no retry can
+    fix (a bad key, a malformed request) is described with its fix.
+    """
+    if described := describe_model_error(exc):
+        return described
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    first = _short(lines[0], 400) if lines else ""
+    kind = type(exc).__name__
+    return f"{kind}: {first}" if first else kind
+
+
 def render_step(console: Console, step: Step) -> None:
     """Print one step as it happens: transfers, tool calls, results, text."""
     who = f"[bold]{escape(step.author)}[/]"
@@ -46,19 +62,41 @@ def render_step(console: Console, step: Step) -> None:
         )
     elif step.kind == "tool_result":
         console.print(f"  [dim]↳ {escape(step.name or '')}: {escape(_short(step.text))}[/]")
+    elif step.kind == "error":
+        reason = step.text.strip()
+        if step.author != "troupe" and step.author not in reason:
+            reason = f"{step.author}: {reason}"
+        console.print(f"[bold red]turn failed:[/] {escape(reason)}")
     else:
         console.print(f"{who}: {escape(step.text.strip())}")
 
 
+def _failed(step: Step) -> bool:
+    """True for a tool result that reports an error ({"error": ...})."""
+    try:
+        result = json.loads(step.text)
+    except ValueError:
+        return False
+    return isinstance(result, dict) and "error" in result
+
+
 def path_summary(steps: Sequence[Step]) -> str:
-    """The delegation path of a turn, e.g. 'orchestrator → operator → fs_list → answer'."""
+    """The delegation path of a turn, e.g. 'orchestrator → operator → fs_list → answer'.
+
+    A tool call that returned an error shows as ``name (failed)``; a turn that
+    failed ends with ``failed`` instead of ``answer``.
+    """
     path: list[str] = []
     for step in steps:
         if not path:
             path.append(step.author)
         if (step.kind == "transfer" and step.name) or (step.kind == "tool_call" and step.name):
             path.append(step.name)
-    if steps and steps[-1].kind == "text":
+        elif step.kind == "tool_result" and _failed(step) and path[-1] == step.name:
+            path[-1] = f"{step.name} (failed)"
+    if any(step.kind == "error" for step in steps):
+        path.append("failed")
+    elif steps and steps[-1].kind == "text":
         path.append("answer")
     return " → ".join(path)
 
@@ -82,7 +120,10 @@ def _add_servers(branch: Tree, servers: Sequence[McpServerReport], *, style: str
         elif not report.tools:
             node.add("[dim]no tools[/]")
         for name in report.tools:
-            node.add(f"[{style}]{escape(name)}[/]")
+            line = f"[{style}]{escape(name)}[/]"
+            if name in report.renamed:
+                line += f" [dim](renamed from {escape(report.renamed[name])})[/]"
+            node.add(line)
 
 
 def agent_tree(

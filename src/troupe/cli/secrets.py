@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import TroupeError
@@ -32,7 +33,7 @@ def _vault(config: Path | None, data_dir: Path | None) -> SecretStore:
 
 
 def _fail(message: str) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {message}")
+    console.print(f"[bold red]error:[/] {escape(message)}")
     return typer.Exit(code=2)
 
 
@@ -68,7 +69,7 @@ def set_secret(
     except TroupeError as exc:
         raise _fail(str(exc)) from None
     verb = "replaced" if replaced else "stored"
-    console.print(f"{verb} {name}; the model refers to it as {{{{secret:{name}}}}}")
+    console.print(escape(f"{verb} {name}; the model refers to it as {{{{secret:{name}}}}}"))
 
 
 @secrets_app.command("list")
@@ -83,7 +84,7 @@ def list_secrets(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> None:
         return
     table = Table("name", "reference", "updated")
     for row in rows:
-        table.add_row(row["name"], row["reference"], row["updated_at"])
+        table.add_row(escape(row["name"]), escape(row["reference"]), escape(row["updated_at"]))
     console.print(table)
 
 
@@ -104,4 +105,4 @@ def delete_secret(
         vault.delete(name)
     except TroupeError as exc:
         raise _fail(str(exc)) from None
-    console.print(f"deleted {name}")
+    console.print(escape(f"deleted {name}"))

@@ -1,11 +1,13 @@
 """``troupe serve``: ADK's API server, web UI and A2A endpoint over troupe's tree."""
 
+import contextlib
 import os
 import socket
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from .common import console, fail, quiet_logs
 from .options import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, WorkspaceOpt
@@ -88,6 +90,7 @@ def run_server(
     import uvicorn
 
     from ..errors import ConfigError, TroupeError
+    from ..logfile import attach_log_file
     from ..sessions import redact
     from ..settings import load_settings
 
@@ -106,19 +109,21 @@ def run_server(
         options = ServeOptions(
             host=host, port=port, web=web, a2a=a2a, agent=agent, public_url=public_url
         )
+        with contextlib.suppress(OSError):  # build_app names an unusable data directory
+            attach_log_file(settings.data_dir)  # tracebacks and MCP servers' stderr
         api = build_app(settings, options)
     except TroupeError as exc:
         raise fail(exc) from None
     if (problem := _bind_problem(host, port)) is not None:
         raise fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
     base = options.base_url
-    console.print(f"[bold]troupe[/] serving on [cyan]{base}[/] (app 'troupe')")
-    console.print(f"  sessions: {redact(settings.session_store)}")
-    console.print(f"  probes:   {base}/healthz  {base}/readyz")
+    console.print(f"[bold]troupe[/] serving on [cyan]{escape(base)}[/] (app 'troupe')")
+    console.print(escape(f"  sessions: {redact(settings.session_store)}"))
+    console.print(escape(f"  probes:   {base}/healthz  {base}/readyz"))
     if web:
-        console.print(f"  web UI:   {base}/dev-ui/")
+        console.print(escape(f"  web UI:   {base}/dev-ui/"))
     if a2a:
-        console.print(f"  A2A card: {base}/a2a/.well-known/agent-card.json")
+        console.print(escape(f"  A2A card: {base}/a2a/.well-known/agent-card.json"))
     console.print(f"  auth:     {'bearer token required' if settings.auth_token else 'none'}")
     uvicorn.run(
         api,

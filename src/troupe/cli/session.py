@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import TroupeError
+from ..logfile import attach_log_file
 from ..models.resolve import model_label
 from ..runtime.approvals import (
     ApprovalDecision,
@@ -26,7 +27,7 @@ from ..runtime.assistant import Assistant
 from ..runtime.events import Step, steps
 from ..settings import load_settings
 from ..tree import build_agent_tree
-from .render import path_summary, render_step
+from .render import error_line, path_summary, render_step
 
 EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 YES_WORDS = {"y", "yes"}
@@ -77,22 +78,29 @@ class ChatSession:
             api_base=api_base,
             router=router,
         )
+        from ..runtime.tracing import TraceStore
+
+        traces = TraceStore(settings.data_dir / "traces.db")
+        traces.open()  # a data directory that cannot hold it fails before the turn runs
+        # Before the tree: MCP toolsets send their servers' stderr to the log file.
+        attach_log_file(settings.data_dir)
         root = build_agent_tree(settings.config)
         service = None
         if persist:
             from ..sessions import open_session_store
 
             service = open_session_store(settings.session_store)
-        from ..runtime.tracing import TraceStore
-
-        traces = TraceStore(settings.data_dir / "traces.db")
-        traces.open()  # a data directory that cannot hold it fails before the turn runs
         assistant = Assistant(root, service, trace_store=traces)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy)
 
     async def send(self, text: str) -> bool:
-        """Send one message, printing each step; False when the turn failed."""
+        """Send one message, printing each step; False when the turn failed.
+
+        A failure is reported once, on one line: an error event (a remote agent
+        that failed) is shown after the turn, unless the turn then raised, when
+        the exception's line says the same more exactly.
+        """
         done: list[Step] = []
         try:
             async for event in run_with_approvals(
@@ -107,31 +115,25 @@ class ChatSession:
                     continue
                 for step in steps(event):
                     done.append(step)
-                    if self.json_output:
-                        print(step.to_json(), flush=True)
-                    else:
-                        render_step(self.console, step)
+                    if step.kind != "error":
+                        self._show(step)
         except TroupeError:
             raise
         except Exception as exc:  # a model or network failure ends the turn, not the program
-            if self.json_output:
-                print(
-                    json.dumps(
-                        {
-                            "author": "troupe",
-                            "kind": "error",
-                            "name": type(exc).__name__,
-                            "text": str(exc),
-                        }
-                    ),
-                    flush=True,
-                )
-            else:
-                self.console.print(f"[bold red]turn failed:[/] {type(exc).__name__}: {exc}")
+            self._show(Step("troupe", "error", type(exc).__name__, error_line(exc)))
             return False
+        failures = [step for step in done if step.kind == "error"]
+        for step in failures:
+            self._show(step)
         if not self.json_output and done:
-            self.console.print(f"[dim]path: {path_summary(done)}[/]")
-        return True
+            self.console.print(f"[dim]path: {escape(path_summary(done))}[/]")
+        return not failures
+
+    def _show(self, step: Step) -> None:
+        if self.json_output:
+            print(step.to_json(), flush=True)
+        else:
+            render_step(self.console, step)
 
     async def repl(self) -> None:
         """Read messages until /exit or end of input."""
@@ -151,7 +153,7 @@ class ChatSession:
                 break
             await self.send(text)
         await self.close()
-        self.console.print(f"[dim]resume with: troupe chat --session {self.session_id}[/]")
+        self.console.print(f"[dim]resume with: troupe chat --session {escape(self.session_id)}[/]")
 
     async def send_once(self, text: str) -> bool:
         """Send one message, then release what the session holds (the browser)."""
@@ -164,10 +166,12 @@ class ChatSession:
         """Close the browser and MCP servers the tools may have started, and the session store."""
         from ..builtins.browser_session import close_shared_browser
         from ..mcp import close_toolsets
+        from ..remote import close_remote_agents
         from ..sessions import close_session_store
 
         await close_shared_browser()
         await close_toolsets(self.assistant.root_agent)
+        await close_remote_agents(self.assistant.root_agent)
         await close_session_store(self.assistant.session_service)
 
     async def _ask(self, request: ApprovalRequest) -> bool:

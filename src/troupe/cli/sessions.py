@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
             return "deleted"
 
         outcome = _with_store(config, data_dir, session_store, run)
-        _console().print(f"session {session_id} {outcome}")
+        _console().print(escape(f"session {session_id} {outcome}"))
         if outcome == "kept":
             raise typer.Exit(code=1)
 

@@ -60,9 +60,9 @@ def list_traces(
         table.add_row(
             t.id,
             _when(t.started_at),
-            t.session_id,
+            escape(t.session_id),
             escape(t.request[:40]),
-            " → ".join(t.path),
+            escape(" → ".join(t.path)),
             t.outcome,
             str(len(t.model_calls)),
             str(t.tokens()),
@@ -78,7 +78,7 @@ def render_trace(trace: Trace) -> Tree:
         f"{_when(trace.started_at)} · {trace.duration_ms:.0f} ms · [bold]{trace.outcome}[/]"
     )
     root.add(f"request: {escape(trace.request)}")
-    root.add(f"path: {' → '.join(trace.path) or '(none)'}")
+    root.add(escape(f"path: {' → '.join(trace.path) or '(none)'}"))
     if trace.repairs:
         root.add("repairs: " + ", ".join(f"{bad} → {real}" for bad, real in trace.repairs))
     if trace.unresolved:
@@ -120,7 +120,9 @@ def show_trace(
     """One trace in full."""
     trace = _store(config, data_dir).get(trace_id)
     if trace is None:
-        console.print(f"[red]No single trace matches {trace_id!r}[/]; see `troupe trace list`.")
+        console.print(
+            f"[red]No single trace matches {escape(repr(trace_id))}[/]; see `troupe trace list`."
+        )
         raise typer.Exit(code=1)
     if json_output:
         from dataclasses import asdict

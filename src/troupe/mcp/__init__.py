@@ -24,9 +24,11 @@ from .entries import DEFAULT_TIMEOUT, McpServer, McpServerEntry
 from .listing import (
     LIST_TIMEOUT,
     McpServerReport,
+    McpToolListing,
     McpUnavailableError,
     describe_servers,
     list_tool_names,
+    list_tools,
 )
 from .placement import (
     McpPlacement,
@@ -37,31 +39,41 @@ from .placement import (
     unmatched_fix,
 )
 from .toolset import (
+    MAX_NAME,
+    ToolClaims,
     build_toolset,
     close_toolsets,
     is_mcp_toolset,
+    mcp_tool_descriptions,
     mcp_toolsets,
+    safe_name,
     visible_name,
 )
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "LIST_TIMEOUT",
+    "MAX_NAME",
     "McpPlacement",
     "McpPlan",
     "McpServer",
     "McpServerEntry",
     "McpServerReport",
+    "McpToolListing",
     "McpUnavailableError",
+    "ToolClaims",
     "build_toolset",
     "close_toolsets",
     "describe_servers",
     "is_mcp_toolset",
     "list_tool_names",
+    "list_tools",
+    "mcp_tool_descriptions",
     "mcp_toolsets",
     "place_server",
     "place_servers",
     "plan_servers",
+    "safe_name",
     "unmatched_fix",
     "visible_name",
 ]

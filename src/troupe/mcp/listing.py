@@ -8,13 +8,13 @@ import logging
 import re
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
-from ..errors import TroupeError
+from ..errors import ConfigError, TroupeError
 from .entries import McpServer
 from .placement import McpPlacement, place_servers, unmatched_fix
-from .toolset import build_toolset
+from .toolset import ToolClaims, build_toolset
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -90,6 +90,18 @@ def _start_hint(server: McpServer) -> str:
     return f"check that an MCP server answers at {server.url} (streamable HTTP)"
 
 
+@dataclass(frozen=True)
+class McpToolListing:
+    """The tools one server offers, as the model sees them."""
+
+    names: list[str]
+    """Visible tool names, in the server's order."""
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Visible name -> the server's own name, for names changed to be valid or unique."""
+    descriptions: dict[str, str] = field(default_factory=dict)
+    """Visible name -> the tool's description."""
+
+
 async def list_tool_names(placement: McpPlacement, *, timeout: float = LIST_TIMEOUT) -> list[str]:
     """Start the server, list its tools by their visible names, and stop it.
 
@@ -97,18 +109,40 @@ async def list_tool_names(placement: McpPlacement, *, timeout: float = LIST_TIME
         McpUnavailableError: the server did not start or list its tools within
             ``timeout`` seconds; the message says why and what to check.
     """
+    return (await list_tools(placement, timeout=timeout)).names
+
+
+async def list_tools(
+    placement: McpPlacement,
+    *,
+    timeout: float = LIST_TIMEOUT,
+    claims: ToolClaims | None = None,
+) -> McpToolListing:
+    """Start the server, list its tools (names, renames, descriptions), and stop it.
+
+    Raises:
+        McpUnavailableError: the server did not start or list its tools within
+            ``timeout`` seconds; the message says why and what to check.
+        ConfigError: a tool name is already held by another server in ``claims``.
+    """
     server = placement.server
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog, _quiet_adk():
         before = asyncio.all_tasks()
-        toolset = build_toolset(placement, errlog=errlog)
+        toolset = build_toolset(placement, errlog=errlog, claims=claims)
         try:
             tools = await asyncio.wait_for(toolset.get_tools(), timeout=timeout)
         except TimeoutError:
             reason = f"no tool list after {timeout:g}s"
+        except ConfigError:
+            raise
         except Exception as exc:
             reason = _root_cause(exc)
         else:
-            return [tool.name for tool in tools]
+            return McpToolListing(
+                [tool.name for tool in tools],
+                dict(getattr(toolset, "troupe_renamed", {})),
+                dict(getattr(toolset, "troupe_descriptions", {})),
+            )
         finally:
             await toolset.close()
             await _let_the_server_stop(asyncio.all_tasks() - before - {asyncio.current_task()})
@@ -133,6 +167,10 @@ class McpServerReport:
     """Why the tools could not be listed."""
     fix: str | None = None
     """For an unmatched server: how to give its tools to an agent."""
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Visible name -> the server's own name, for names changed to be valid or unique."""
+    descriptions: dict[str, str] = field(default_factory=dict)
+    """Visible name -> the tool's description (for routing)."""
 
 
 async def describe_servers(
@@ -141,12 +179,14 @@ async def describe_servers(
     """List every configured server's tools at once, for ``troupe tree``.
 
     Raises:
-        ConfigError: an entry names a prefix or agent the topology lacks.
+        ConfigError: an entry names a prefix or agent the topology lacks, or
+            two servers offer the same tool name.
     """
     from ..topology import SINGLE_AGENT_NAME, resolve_topology
 
     topology = resolve_topology(config.topology)
     placements = place_servers(config.mcp_servers, topology)
+    claims = ToolClaims()
 
     async def one(placement: McpPlacement) -> McpServerReport:
         owner = placement.owner if config.multi_agent else SINGLE_AGENT_NAME
@@ -154,9 +194,11 @@ async def describe_servers(
         if owner is None:
             fix = unmatched_fix(placement.server.name, topology)
         try:
-            names = await list_tool_names(placement, timeout=timeout)
+            listing = await list_tools(placement, timeout=timeout, claims=claims)
         except McpUnavailableError as exc:
             return McpServerReport(placement, owner, [], str(exc), fix)
-        return McpServerReport(placement, owner, names, None, fix)
+        return McpServerReport(
+            placement, owner, listing.names, None, fix, listing.renamed, listing.descriptions
+        )
 
     return list(await asyncio.gather(*(one(p) for p in placements)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
@@ -13,7 +13,7 @@ from ..routing.partition import owner_of
 from ..tools import Tool
 from ..topology import Topology
 from .entries import McpServer
-from .toolset import build_toolset
+from .toolset import ToolClaims, build_toolset
 
 if TYPE_CHECKING:
     from google.adk.tools.base_toolset import BaseToolset
@@ -120,6 +120,8 @@ class McpPlan:
 
     placements: list[McpPlacement]
     """Every server, in config order."""
+    claims: ToolClaims = field(default_factory=ToolClaims, compare=False, repr=False)
+    """Tool names taken so far, shared by every toolset of the plan."""
 
     def for_agent(self, agent: str) -> list[McpPlacement]:
         """The servers whose tools ``agent`` gets."""
@@ -146,7 +148,7 @@ class McpPlan:
     def toolsets(self, agent: str | None, *, exclude: Collection[str] = ()) -> list[BaseToolset]:
         """ADK toolsets for the servers of ``agent`` (None: every server)."""
         chosen = self.placements if agent is None else self.for_agent(agent)
-        return [build_toolset(p, exclude=exclude) for p in chosen]
+        return [build_toolset(p, exclude=exclude, claims=self.claims) for p in chosen]
 
 
 def _never_called() -> None:

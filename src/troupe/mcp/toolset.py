@@ -10,11 +10,11 @@ import functools
 import logging
 import os
 import re
-import sys
 from collections.abc import Callable, Collection
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..logfile import log_stream
 
 if TYPE_CHECKING:
     from google.adk.agents.base_agent import BaseAgent
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("troupe.mcp")
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
+MAX_NAME = 64
+"""The longest tool name model APIs accept (OpenAI: ``^[a-zA-Z0-9_-]{1,64}$``)."""
 
 
 def visible_name(prefix: str, name: str) -> str:
@@ -40,6 +43,66 @@ def visible_name(prefix: str, name: str) -> str:
         return name
     joiner = "" if prefix.endswith("_") else "_"
     return f"{prefix}{joiner}{name}"
+
+
+def safe_name(name: str, taken: Collection[str] = ()) -> str:
+    """``name`` as model APIs accept it: ``[A-Za-z0-9_-]``, at most 64 characters,
+    and not in ``taken`` (a clash gets ``_2``, ``_3``, ...).
+
+    ``files.read`` gives ``files_read``; ``data/get`` gives ``data_get``.
+    """
+    base = _NOT_ALLOWED.sub("_", name)[:MAX_NAME] or "tool"
+    candidate, number = base, 1
+    while candidate in taken:
+        number += 1
+        suffix = f"_{number}"
+        candidate = base[: MAX_NAME - len(suffix)] + suffix
+    return candidate
+
+
+class ToolClaims:
+    """Which MCP server holds each visible tool name, across one tree.
+
+    Two servers offering the same name would leave the model one tool for
+    two jobs, so the second claim is an error naming both servers: ``troupe
+    tree`` refuses the config, and in a turn the second server's tools are
+    not offered (ADK runs an agent without a toolset that failed to load).
+    """
+
+    def __init__(self) -> None:
+        self._owners: dict[str, str] = {}
+
+    def claim(self, name: str, server: str, original: str) -> None:
+        """Record that ``server`` holds ``name``.
+
+        Raises:
+            ConfigError: another server already holds ``name``.
+        """
+        owner = self._owners.setdefault(name, server)
+        if owner != server:
+            message = (
+                f"MCP servers {owner!r} and {server!r} both offer a tool named {name!r} "
+                f"({original!r} on {server!r}); give one of the entries another prefix, "
+                "or leave the tool out with its tools: list."
+            )
+            # ADK drops a toolset whose tools fail to load and carries on without
+            # it, logging to its own logger; this line reaches the terminal.
+            logger.error("%s The tools of %r are not offered to the model.", message, server)
+            raise ConfigError(message)
+
+
+def _failure(name: str, result: Any) -> Any:
+    """A tool result that reports failure as troupe's tools do ({"error": ...})
+    when an MCP server answered with ``isError``; else ``result`` unchanged."""
+    if not isinstance(result, dict) or not (result.get("isError") or result.get("is_error")):
+        return result
+    texts = [
+        str(item.get("text"))
+        for item in result.get("content") or []
+        if isinstance(item, dict) and item.get("text")
+    ]
+    said = " ".join(texts).strip() or "no reason given"
+    return {"error": f"MCP tool {name} failed: {said}"}
 
 
 def _expand(value: str, server: McpServer) -> str:
@@ -87,44 +150,76 @@ def _declared_read_only(tool: object) -> bool:
 def _toolset_class() -> Callable[..., BaseToolset]:
     from google.adk.agents.readonly_context import ReadonlyContext
     from google.adk.tools.base_tool import BaseTool
+    from google.adk.tools.mcp_tool.mcp_tool import McpTool
     from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
+    from google.adk.tools.tool_context import ToolContext
+
+    class TroupeMcpTool(McpTool):
+        """An McpTool whose ``isError`` answers are failures ({"error": ...}),
+        as the guards, traces and the path read every tool's failures."""
+
+        async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+            result = await super().run_async(args=args, tool_context=tool_context)
+            return _failure(self.name, result)
 
     class TroupeMcpToolset(McpToolset):
-        """An McpToolset whose tools carry the placement's prefix once.
+        """An McpToolset whose tools carry the placement's prefix once, under
+        names model APIs accept.
 
         Each ``get_tools`` call returns fresh McpTool objects, so renaming them
         is safe; an McpTool calls the server by the server's own name and
-        declares itself to the model by ``name``.
+        declares itself to the model by ``name``. After each call
+        ``troupe_renamed`` maps every visible name that differs from the
+        prefixed server name to the server's name, and ``troupe_descriptions``
+        holds each tool's description (for routing).
         """
 
         def __init__(
-            self, *, placement: McpPlacement, exclude: Collection[str], **kwargs: Any
+            self,
+            *,
+            placement: McpPlacement,
+            exclude: Collection[str],
+            claims: ToolClaims | None,
+            **kwargs: Any,
         ) -> None:
             super().__init__(**kwargs)
             self.troupe_placement = placement
+            self.troupe_renamed: dict[str, str] = {}
+            self.troupe_descriptions: dict[str, str] = {}
             self._troupe_exclude = frozenset(exclude)
+            self._troupe_claims = claims if claims is not None else ToolClaims()
 
         async def get_tools(
             self, readonly_context: ReadonlyContext | None = None
         ) -> list[BaseTool]:
             tools = await super().get_tools(readonly_context)
+            server = self.troupe_placement.server.name
             visible: list[BaseTool] = []
+            renamed: dict[str, str] = {}
             for tool in tools:
-                name = visible_name(self.troupe_placement.prefix, tool.name)
+                wanted = visible_name(self.troupe_placement.prefix, tool.name)
+                name = safe_name(wanted, [t.name for t in visible])
                 if name in self._troupe_exclude:
                     logger.warning(
                         "MCP server %r: tool %r is hidden because %r is already a tool of "
                         "the same agent; drop it with the entry's tools: list.",
-                        self.troupe_placement.server.name,
+                        server,
                         tool.name,
                         name,
                     )
                     continue
+                self._troupe_claims.claim(name, server, tool.name)
+                if name != wanted:
+                    renamed[name] = tool.name
+                if isinstance(tool, McpTool):
+                    tool.__class__ = TroupeMcpTool
                 tool.name = name
                 if not _declared_read_only(tool):
                     # Only a tool the server marks read-only runs without asking.
                     tool._require_confirmation = True
                 visible.append(tool)
+            self.troupe_renamed = renamed
+            self.troupe_descriptions = {t.name: t.description for t in visible}
             return visible
 
     return TroupeMcpToolset
@@ -135,12 +230,15 @@ def build_toolset(
     *,
     exclude: Collection[str] = (),
     errlog: IO[str] | None = None,
+    claims: ToolClaims | None = None,
 ) -> BaseToolset:
     """An ADK McpToolset for ``placement``; no process starts until it is used.
 
     Tools whose visible name is in ``exclude`` (the owner's other tools) are
     left out with a warning rather than silently shadowing one another.
-    ``errlog`` receives a stdio server's stderr (default: troupe's stderr).
+    Toolsets sharing ``claims`` refuse a tool name another server already holds.
+    ``errlog`` receives a stdio server's stderr (default: troupe's log file,
+    never the chat).
 
     Raises:
         ConfigError: a ``${VAR}`` in env or headers is not set.
@@ -149,10 +247,11 @@ def build_toolset(
     return _toolset_class()(
         placement=placement,
         exclude=exclude,
+        claims=claims,
         connection_params=_connection_params(server),
         tool_filter=list(server.tools) if server.tools is not None else None,
         require_confirmation=server.dangerous,
-        errlog=errlog if errlog is not None else sys.stderr,
+        errlog=errlog if errlog is not None else log_stream(),
     )
 
 
@@ -169,6 +268,19 @@ def mcp_toolsets(agent: BaseAgent) -> list[BaseToolset]:
             found.append(tool)
     for sub in agent.sub_agents:
         found.extend(mcp_toolsets(sub))
+    return found
+
+
+async def mcp_tool_descriptions(agent: BaseAgent) -> dict[str, str]:
+    """Every MCP tool under ``agent``, by visible name, with its description.
+
+    Starts the servers that have not listed their tools yet (as the first
+    model call would); for routing on what each tool does.
+    """
+    found: dict[str, str] = {}
+    for toolset in mcp_toolsets(agent):
+        await toolset.get_tools()
+        found.update(getattr(toolset, "troupe_descriptions", {}))
     return found
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from dataclasses import dataclass
 
 from google.adk.agents.callback_context import CallbackContext
@@ -34,6 +35,56 @@ class TransientModelError(RuntimeError):
         super().__init__(message or f"model endpoint answered HTTP {status_code}")
 
 
+PERMANENT_STATUS = {
+    400: "the provider rejected the request as malformed",
+    401: "authentication failed",
+    403: "the key may not use this model",
+    404: "the model or endpoint does not exist",
+    422: "the provider rejected the request as malformed",
+}
+"""Statuses that never improve on retry, with what they mean."""
+_PERMANENT_NAMES = {
+    "Authentication": 401,
+    "PermissionDenied": 403,
+    "BadRequest": 400,
+    "NotFound": 404,
+    "ContentPolicyViolation": 400,
+    "UnprocessableEntity": 422,
+}
+# LiteLLM reports a request the OpenAI client refused to send for want of a key
+# as an InternalServerError (500); it is an authentication problem.
+_MISSING_KEY = "Missing credentials"
+_FIX = {
+    401: "check api_key or api_key_env in troupe.yaml, or the provider's key variable",
+    403: "check the key's permissions and the model name",
+    404: "check the model name and api_base",
+}
+_PROVIDER_NOISE = re.compile(r"^(litellm\.\w+:\s*)?(\w+Error:\s*)?(\w+Exception\s*-\s*)?")
+
+
+def permanent_status(error: BaseException) -> int | None:
+    """The HTTP status of a model error that no retry can fix (401, 400, ...), else None."""
+    if _MISSING_KEY in str(error):
+        return 401
+    status = status_of(error)
+    if status in PERMANENT_STATUS:
+        return status
+    name = type(error).__name__
+    return next((code for part, code in _PERMANENT_NAMES.items() if part in name), None)
+
+
+def describe_model_error(error: BaseException) -> str | None:
+    """One line for a model error no retry can fix, naming the fix; None for others."""
+    status = permanent_status(error)
+    if status is None:
+        return None
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    said = _PROVIDER_NOISE.sub("", lines[0]) if lines else ""
+    fix = _FIX.get(status, "check the model name, api_base and the request")
+    meaning = PERMANENT_STATUS.get(status, "the request was refused")
+    return f"model request failed with HTTP {status} ({meaning}): {said[:300]}; {fix}."
+
+
 def status_of(error: BaseException) -> int | None:
     """The HTTP status an exception carries, if any."""
     for attr in ("status_code", "code", "status"):
@@ -44,7 +95,12 @@ def status_of(error: BaseException) -> int | None:
 
 
 def is_transient(error: BaseException) -> bool:
-    """True for rate limits, server errors, timeouts and dropped connections."""
+    """True for rate limits, server errors, timeouts and dropped connections.
+
+    Authentication, permission and bad-request errors are never transient.
+    """
+    if permanent_status(error) is not None:
+        return False
     status = status_of(error)
     if status is not None:
         return status in RETRYABLE_STATUS

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from google.adk.models.base_llm import BaseLlm
 
 from ..errors import ConfigError
+from .keys import keyless_placeholder
 from .offline import OFFLINE_MODEL_NAME, OfflineModel
 
 ModelLike = str | BaseLlm
@@ -28,17 +29,24 @@ class Provider:
     label: str
     pattern: str
     example: str
-    build: Callable[[str, str | None], ModelLike]
+    build: Callable[[str, str | None, str | None], ModelLike]
+    """Builds the model from its name, ``api_base`` and ``api_key``."""
 
 
-def _offline(name: str, api_base: str | None) -> ModelLike:
+def _offline(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
     return OfflineModel()
 
 
-def _adk_registry(name: str, api_base: str | None) -> ModelLike:
+def _adk_registry(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
     """A name ADK's LLMRegistry resolves (Gemini, Gemma, gpt-*, o*-, Claude ...), as is."""
     from google.adk.models.registry import LLMRegistry
 
+    if api_key:
+        raise ConfigError(
+            f"api_key is passed to LiteLLM models; ADK's own client for {name!r} reads "
+            "its provider's variable (GOOGLE_API_KEY, ...). Set that variable, or write "
+            f"the model as provider/model, e.g. 'gemini/{name}'."
+        )
     try:
         LLMRegistry.resolve(name)
     except ValueError:
@@ -49,7 +57,7 @@ def _adk_registry(name: str, api_base: str | None) -> ModelLike:
     return name
 
 
-def _litellm(name: str, api_base: str | None) -> ModelLike:
+def _litellm(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
     # Without this LiteLLM downloads its model price list on import, a network
     # call (and a delay when offline) that resolving a name should not make.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -58,6 +66,8 @@ def _litellm(name: str, api_base: str | None) -> ModelLike:
         from google.adk.models.lite_llm import LiteLlm
     except ImportError:  # pragma: no cover - litellm is a core dependency
         raise ConfigError(f"Model {name!r} needs LiteLLM: pip install litellm") from None
+    # No "Give Feedback / Get Help" banner printed around every provider error.
+    litellm.suppress_debug_info = True
     provider = name.split("/", 1)[0]
     if provider not in litellm.provider_list:
         raise ConfigError(
@@ -70,6 +80,9 @@ def _litellm(name: str, api_base: str | None) -> ModelLike:
     kwargs: dict[str, object] = {"max_retries": 0}
     if api_base:
         kwargs["api_base"] = api_base
+    key = api_key or keyless_placeholder(name, api_base)
+    if key:
+        kwargs["api_key"] = key
     return LiteLlm(model=name, **kwargs)
 
 
@@ -107,8 +120,12 @@ def default_model_name() -> str:
     return OFFLINE_MODEL_NAME
 
 
-def resolve_model(model: ModelLike | None, *, api_base: str | None = None) -> ModelLike:
+def resolve_model(
+    model: ModelLike | None, *, api_base: str | None = None, api_key: str | None = None
+) -> ModelLike:
     """A model name or BaseLlm as a value for ``LlmAgent(model=...)``.
+
+    ``api_key`` goes to LiteLLM models (see :mod:`troupe.models.keys`).
 
     Raises:
         ConfigError: for a name no provider accepts, listing what is accepted.
@@ -118,7 +135,7 @@ def resolve_model(model: ModelLike | None, *, api_base: str | None = None) -> Mo
     name = (model or default_model_name()).strip()
     for provider in PROVIDERS:
         if re.fullmatch(provider.pattern, name):
-            return provider.build(name, api_base)
+            return provider.build(name, api_base, api_key)
     raise ConfigError(f"Unknown model {name!r}. Accepted: {accepted_models()}.")
 
 

@@ -9,9 +9,10 @@ from typing import Any, Literal
 from google.adk.events.event import Event
 
 from ..prompts import TRANSFER_TOOL
+from ..remote import REMOTE_FAILED
 from ..routing.fastpath import ROUTER_NAME, is_router_call
 
-EventKind = Literal["transfer", "tool_call", "tool_result", "text"]
+EventKind = Literal["transfer", "tool_call", "tool_result", "text", "error"]
 
 
 @dataclass(frozen=True)
@@ -21,11 +22,11 @@ class Step:
     author: str
     """The agent that produced it."""
     kind: EventKind
-    """transfer, tool_call, tool_result or text."""
+    """transfer, tool_call, tool_result, text, or error (the turn failed)."""
     name: str | None
-    """Transfer target, or the tool's name; None for text."""
+    """Transfer target, the tool's name, or an error's code; None for text."""
     text: str
-    """The text, the call's arguments as JSON, or the result as JSON."""
+    """The text, the call's arguments as JSON, the result as JSON, or why it failed."""
 
     def to_json(self) -> str:
         """One JSON object: author, kind, name, text."""
@@ -43,6 +44,8 @@ def steps(event: Event) -> list[Step]:
     """The steps one ADK event holds, in order."""
     if event.author == "user" or event.partial:
         return []
+    if is_failure(event):
+        return [Step(event.author, "error", event.error_code, event.error_message or "")]
     target = event.actions.transfer_to_agent if event.actions else None
     parts = event.content.parts or [] if event.content else []
     if target and not any(
@@ -69,6 +72,13 @@ def steps(event: Event) -> list[Step]:
         elif part.text and not part.thought:
             out.append(Step(event.author, "text", None, part.text))
     return out
+
+
+def is_failure(event: Event) -> bool:
+    """True for an event that ends the turn as failed: a remote agent that could
+    not answer (error code ``REMOTE_AGENT_FAILED``). A model's own error fields
+    (an empty or malformed reply) are left to the runtime's repairs."""
+    return event.error_code == REMOTE_FAILED
 
 
 def _is_error(response: Any) -> bool:

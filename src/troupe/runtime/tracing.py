@@ -243,6 +243,9 @@ def build_trace(
     first = all_steps[0].author if all_steps else None
     path = [first] if first in ("orchestrator", "router") else []
     path += [s.name for s in all_steps if s.kind == "transfer" and s.name]
+    failure = next((s for s in all_steps if s.kind == "error"), None)
+    if failure is not None and outcome == "answered":
+        outcome, error = "error", failure.text
     if record is not None and outcome == "answered":
         if record.stop_reason:
             outcome = "stopped"

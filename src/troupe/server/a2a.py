@@ -25,6 +25,13 @@ A2A_PREFIX = "/a2a"
 """Where the A2A endpoint is mounted; the card is at ``/a2a/.well-known/agent-card.json``."""
 CARD_PATH = f"{A2A_PREFIX}/.well-known/agent-card.json"
 """The agent card's path on the server."""
+PROTOCOL_VERSIONS = ("1.0", "0.3")
+"""A2A protocol versions the card announces, newest first, all over JSON-RPC at one URL.
+
+ADK's A2A routes answer both dialects on the same endpoint. Announcing a 0.3
+interface makes the served JSON carry the 0.3 card fields (``url``,
+``preferredTransport``, ``protocolVersion``), which a2a-sdk 0.3 clients
+require; 1.x clients pick the 1.0 interface."""
 
 
 def _a2a_types() -> Any:
@@ -70,7 +77,8 @@ def build_agent_card(root: BaseAgent, *, url: str, bearer: bool) -> Any:
         description=description,
         version=__version__,
         supported_interfaces=[
-            types.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            types.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=version)
+            for version in PROTOCOL_VERSIONS
         ],
         capabilities=types.AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain"],

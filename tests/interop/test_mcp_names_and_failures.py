@@ -1,0 +1,199 @@
+"""MCP servers as real servers name and run their tools: names made valid, duplicates
+refused, ``isError`` read as a failure, stderr kept out of the chat, descriptions exposed.
+
+The server is tests/interop/quirky_mcp_server.py over stdio.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from typer.testing import CliRunner
+
+from fakes.cli import unwrapped
+from troupe import Assistant, Config
+from troupe.cli.app import app
+from troupe.cli.render import path_summary
+from troupe.mcp import (
+    McpServer,
+    list_tools,
+    mcp_tool_descriptions,
+    place_server,
+    safe_name,
+)
+from troupe.runtime.events import steps
+from troupe.testing import ScriptedModel, call, declared_tools
+from troupe.topology import resolve_topology
+
+QUIRKY = Path(__file__).parent / "quirky_mcp_server.py"
+VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def quirky(name: str = "quirky", **options: Any) -> McpServer:
+    options.setdefault("prefix", "fs_")
+    return McpServer(name=name, command=sys.executable, args=[str(QUIRKY)], **options)
+
+
+def _yaml(tmp_path: Path, *servers: str) -> Path:
+    lines = ["mcp_servers:"]
+    for name in servers:
+        lines += [
+            f"  - name: {name}",
+            f"    command: {sys.executable}",
+            f"    args: [{QUIRKY}]",
+            "    prefix: fs_",
+        ]
+    path = tmp_path / "troupe.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "safe"),
+    [
+        ("files.read", "files_read"),
+        ("data/get v2", "data_get_v2"),
+        ("a" * 80, "a" * 64),
+        ("", "tool"),
+    ],
+)
+def test_a_name_is_made_valid_for_model_apis(name: str, safe: str) -> None:
+    assert safe_name(name) == safe
+
+
+def test_a_name_that_is_taken_gets_a_numbered_suffix_within_64_characters() -> None:
+    assert safe_name("files.read", ["files_read"]) == "files_read_2"
+    assert safe_name("b" * 70, ["b" * 64]) == "b" * 62 + "_2"
+
+
+async def test_every_tool_a_server_lists_gets_a_valid_unique_name() -> None:
+    placement = place_server(quirky(), resolve_topology("default"))
+
+    listing = await list_tools(placement)
+
+    assert all(VALID.match(name) for name in listing.names), listing.names
+    assert len(set(listing.names)) == len(listing.names)
+    assert listing.renamed["fs_files_read"] == "files.read"
+    assert listing.renamed["fs_files_read_2"] == "files_read"
+
+
+def test_troupe_tree_reports_the_renamed_tools(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["tree", "--config", str(_yaml(tmp_path, "quirky"))])
+
+    assert result.exit_code == 0, result.output
+    flat = unwrapped(result.output)
+    assert "fs_files_read (renamed from files.read)" in flat
+    assert "fs_files_read_2 (renamed from files_read)" in flat
+
+
+def test_troupe_tree_refuses_two_servers_offering_one_tool_name_naming_both(
+    tmp_path: Path,
+) -> None:
+    result = CliRunner().invoke(app, ["tree", "--config", str(_yaml(tmp_path, "one", "two"))])
+
+    assert result.exit_code == 2, result.output
+    flat = unwrapped(result.output)
+    assert re.search(r"MCP servers '(one|two)' and '(one|two)' both offer a tool named", flat)
+
+
+async def test_in_a_turn_the_second_server_with_a_taken_name_is_withheld_with_an_error(
+    trees: Callable[[Config], LlmAgent], caplog: pytest.LogCaptureFixture
+) -> None:
+    model = ScriptedModel(replies=[call("transfer_to_agent", agent_name="operator"), "done"])
+    root = trees(Config(model=model, mcp_servers=[quirky("one"), quirky("two")]))
+
+    [event async for event in Assistant(root).run("s1", "read the note")]
+
+    offered = declared_tools(model.requests[1])
+    assert offered.count("fs_files_read") == 1
+    errors = [r.getMessage() for r in caplog.records if r.name == "troupe.mcp"]
+    both = re.compile(r"MCP servers '(one|two)' and '(one|two)' both offer a tool named")
+    assert any(both.search(e) for e in errors), errors
+
+
+async def test_the_model_is_offered_only_valid_tool_names(
+    trees: Callable[[Config], LlmAgent],
+) -> None:
+    model = ScriptedModel(replies=[call("transfer_to_agent", agent_name="operator"), "ok"])
+    root = trees(Config(model=model, mcp_servers=[quirky()]))
+
+    [event async for event in Assistant(root).run("s1", "read the note")]
+
+    offered = declared_tools(model.requests[1])
+    assert "fs_files_read" in offered and "fs_files_read_2" in offered
+    assert all(VALID.match(name) for name in offered), offered
+
+
+async def test_a_renamed_tool_still_calls_the_server_by_its_own_name(
+    trees: Callable[[Config], LlmAgent],
+) -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="operator"),
+            call("fs_files_read", path="notes.txt"),
+            "read it",
+        ]
+    )
+    root = trees(Config(model=model, mcp_servers=[quirky()]))
+
+    events = [event async for event in Assistant(root).run("s1", "read the note")]
+
+    results = [s for e in events for s in steps(e) if s.kind == "tool_result"]
+    assert "dotted read of notes.txt" in results[0].text
+
+
+async def test_an_is_error_result_is_a_failure_in_the_result_the_trace_and_the_path(
+    trees: Callable[[Config], LlmAgent],
+) -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="operator"),
+            call("fs_always_fails", reason="disk full"),
+            "It failed.",
+        ]
+    )
+    root = trees(Config(model=model, mcp_servers=[quirky()]))
+    assistant = Assistant(root)
+
+    events = [event async for event in assistant.run("s1", "make it fail")]
+
+    done = [s for e in events for s in steps(e)]
+    result = next(s for s in done if s.kind == "tool_result")
+    assert json.loads(result.text)["error"].startswith("MCP tool fs_always_fails failed:")
+    assert "disk full" in result.text
+    assert "fs_always_fails (failed)" in path_summary(done)
+    record = assistant.last_turn
+    assert record is not None
+    assert record.trace.tool_calls[-1].error is not None
+
+
+async def test_mcp_tool_descriptions_are_readable_from_the_tree(
+    trees: Callable[[Config], LlmAgent],
+) -> None:
+    root = trees(Config(model="offline", mcp_servers=[quirky()]))
+
+    descriptions = await mcp_tool_descriptions(root)
+
+    assert descriptions["fs_always_fails"] == "Fail with the given reason."
+    assert descriptions["fs_files_read"].startswith("Read a note by its path")
+
+
+def test_server_stderr_goes_to_the_log_file_not_the_chat(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    config = _yaml(tmp_path, "quirky")
+    result = CliRunner().invoke(
+        app, ["chat", "--config", str(config), "--workspace", str(tmp_path), "list the files"]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "quirky-server" not in result.output
+    log = (isolated_environment / "troupe.log").read_text(encoding="utf-8")
+    assert "quirky-server: listening on stdio" in log
