@@ -12,6 +12,7 @@ from ..sandbox import Jail, command_env
 from ..tools import Tool
 from ._args import BadArgument, guarded, name_arg, text_arg
 from ._process import ProcessResult, check_pass_env, env_arg, run_process
+from ._toolset import Toolset, ToolSpec
 from .secret_store import SECRET_REF
 from .shell_policy import DEFAULT_DENY_COMMANDS, compile_deny_list, denied_by, needs_approval
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
@@ -45,6 +46,25 @@ def operator_tools(
 ) -> list[Tool]:
     """fs_read, fs_list, fs_write, fs_edit, exec_shell and skill_run bound to ``workspace``.
 
+    The keywords are those of :class:`OperatorTools`.
+    """
+    return OperatorTools(
+        workspace,
+        timeout_s=timeout_s,
+        max_output_chars=max_output_chars,
+        deny_commands=deny_commands,
+        pass_env=pass_env,
+        skills=skills,
+        secrets=secrets,
+        private_dirs=private_dirs,
+        network=network,
+        jail=jail,
+    ).tools()
+
+
+class OperatorTools(Toolset):
+    """fs_read, fs_list, fs_write, fs_edit, exec_shell and skill_run bound to a workspace.
+
     ``deny_commands`` are regular expressions for commands exec_shell refuses
     before anyone is asked (default: :data:`DEFAULT_DENY_COMMANDS`).
     Commands run in ``jail`` (default: a bubblewrap jail on the workspace that
@@ -56,77 +76,108 @@ def operator_tools(
     secret values in output; the file tools refuse paths in ``private_dirs``
     (troupe's data directory, which holds the vault's key).
     """
-    deny_list = compile_deny_list(DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands)
-    if private_dirs:
-        workspace = Workspace(workspace.root, private=[*workspace.private, *private_dirs])
-    passed = frozenset(check_pass_env(pass_env))
-    jail = jail or Jail(workspace.root, hidden=workspace.private, network=network)
-    jail.status  # noqa: B018 - probe now, so an inactive sandbox is reported at start
 
-    def mask(text: str) -> str:
-        return secrets.mask(text) if secrets is not None else text
+    specs = (
+        ToolSpec("fs_read"),
+        ToolSpec("fs_list"),
+        ToolSpec("fs_write", dangerous=True),
+        ToolSpec("fs_edit", dangerous=True),
+        ToolSpec("exec_shell", dangerous="shell_needs_approval"),
+        ToolSpec("skill_run", dangerous=True, effect="skill_effect", needs="skills"),
+    )
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+        deny_commands: Sequence[str] | None = None,
+        pass_env: Sequence[str] = (),
+        skills: KnowledgeStore | None = None,
+        secrets: SecretStore | None = None,
+        private_dirs: Sequence[str | Path] = (),
+        network: bool = False,
+        jail: Jail | None = None,
+    ) -> None:
+        self.deny_list = compile_deny_list(
+            DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands
+        )
+        if private_dirs:
+            workspace = Workspace(workspace.root, private=[*workspace.private, *private_dirs])
+        self.workspace = workspace
+        self.timeout_s = timeout_s
+        self.max_output_chars = max_output_chars
+        self.passed = frozenset(check_pass_env(pass_env))
+        self.skills = skills
+        self.secrets = secrets
+        self.jail = jail or Jail(workspace.root, hidden=workspace.private, network=network)
+        self.jail.status  # noqa: B018 - probe now, so an inactive sandbox is reported at start
+
+    def mask(self, text: str) -> str:
+        return self.secrets.mask(text) if self.secrets is not None else text
 
     @guarded
-    def fs_read(path: str) -> dict[str, Any]:
+    def fs_read(self, path: str) -> dict[str, Any]:
         """Read a text file inside the workspace and return its contents."""
         try:
-            target = workspace.resolve(path)
+            target = self.workspace.resolve(path)
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a path inside the workspace")
         if not target.is_file():
             return tool_error(f"{path!r} is not a file", "the path of an existing file")
-        with workspace.open_read(target) as handle:
+        with self.workspace.open_read(target) as handle:
             data = handle.read(MAX_READ_BYTES + 1)
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
         return {
-            "path": workspace.relative(target),
-            "content": mask(text),
+            "path": self.workspace.relative(target),
+            "content": self.mask(text),
             "truncated": len(data) > MAX_READ_BYTES,
         }
 
     @guarded
-    def fs_list(path: str = ".") -> dict[str, Any]:
+    def fs_list(self, path: str = ".") -> dict[str, Any]:
         """List the files and folders in a directory inside the workspace."""
         try:
-            target = workspace.resolve(path or ".")
+            target = self.workspace.resolve(path or ".")
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a directory inside the workspace")
         if not target.is_dir():
             return tool_error(f"{path!r} is not a directory", "the path of a directory")
         entries = sorted(target.iterdir(), key=lambda p: p.name)
         shown = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LIST_ENTRIES]]
-        return {"path": workspace.relative(target), "entries": shown, "total": len(entries)}
+        return {"path": self.workspace.relative(target), "entries": shown, "total": len(entries)}
 
     @guarded
-    def fs_write(path: str, content: str) -> dict[str, Any]:
+    def fs_write(self, path: str, content: str) -> dict[str, Any]:
         """Write text to a file inside the workspace, creating or replacing it."""
         if not isinstance(content, str):
             return tool_error("content must be text", "a string")
         try:
-            target = workspace.resolve(path)
+            target = self.workspace.resolve(path)
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a path inside the workspace")
         if target.is_dir():
             return tool_error(f"{path!r} is a directory", "a file path")
-        workspace.write_bytes(target, content.encode("utf-8"))
-        return {"path": workspace.relative(target), "bytes": len(content.encode())}
+        self.workspace.write_bytes(target, content.encode("utf-8"))
+        return {"path": self.workspace.relative(target), "bytes": len(content.encode())}
 
-    def secret_env(env: Any) -> dict[str, str]:
+    def secret_env(self, env: Any) -> dict[str, str]:
         """The ``env`` argument checked, with secret references substituted."""
         extra = env_arg(env)
         if not any(SECRET_REF.search(value) for value in extra.values()):
             return extra
-        if secrets is None:
+        if self.secrets is None:
             raise BadArgument(
                 "env uses a {{secret:NAME}} reference but no secret store is configured",
                 "plain values, or troupe's built-in vault (builtin_tools) for secrets",
             )
-        return secrets.substitute_env(extra)
+        return self.secrets.substitute_env(extra)
 
-    def report(result: ProcessResult, **head: Any) -> dict[str, Any]:
+    def report(self, result: ProcessResult, **head: Any) -> dict[str, Any]:
         if result.timed_out:
             return tool_error(
-                f"timed out after {timeout_s:g} s and was stopped",
+                f"timed out after {self.timeout_s:g} s and was stopped",
                 "a command that finishes in time",
                 **head,
             )
@@ -139,13 +190,13 @@ def operator_tools(
         }
 
     @guarded
-    async def exec_shell(command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    async def exec_shell(self, command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         """Run a shell command in the workspace and return its exit code and output.
         `env` adds environment variables; a value may be '{{secret:NAME}}', substituted
         only inside the command's process and masked in its output."""
         if not isinstance(command, str) or not command.strip():
             return tool_error("the command is empty", "a shell command such as 'ls -la'")
-        if (rule := denied_by(command, deny_list)) is not None:
+        if (rule := denied_by(command, self.deny_list)) is not None:
             return tool_error(
                 f"refused: {command!r} matches the deny-list pattern `{rule}` and is never run",
                 "a command that does not wipe, format or power off the machine",
@@ -162,22 +213,22 @@ def operator_tools(
                 "env={'TOKEN': '{{secret:NAME}}'} and $TOKEN in the command",
             )
         # Only a command that needed approval (and so got it) may write the workspace.
-        writer = shell_needs_approval(command, env)
+        writer = self.shell_needs_approval(command, env)
         result = await run_process(
-            argv=jail.wrap(["/bin/sh", "-c", command], writable=writer),
-            cwd=workspace.root,
-            env=command_env(secret_env(env), passed),
-            timeout_s=timeout_s,
-            max_output_chars=max_output_chars,
-            mask=mask,
+            argv=self.jail.wrap(["/bin/sh", "-c", command], writable=writer),
+            cwd=self.workspace.root,
+            env=command_env(self.secret_env(env), self.passed),
+            timeout_s=self.timeout_s,
+            max_output_chars=self.max_output_chars,
+            mask=self.mask,
         )
-        return report(result, command=command)
+        return self.report(result, command=command)
 
     @guarded
-    def fs_edit(path: str, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
+    def fs_edit(self, path: str, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
         """Replace the text `old` with `new` in a file inside the workspace. `old` must
         occur exactly once unless replace_all is true."""
-        target = workspace.resolve(text_arg("path", path, example="notes.txt"))
+        target = self.workspace.resolve(text_arg("path", path, example="notes.txt"))
         if not isinstance(old, str) or old == "":
             raise BadArgument("old is empty or not text", "the exact text to replace")
         if not isinstance(new, str):
@@ -191,7 +242,7 @@ def operator_tools(
         if target.stat().st_size > MAX_EDIT_BYTES:
             raise BadArgument(f"{path!r} is too large to edit", f"at most {MAX_EDIT_BYTES} bytes")
         try:
-            with workspace.open_read(target) as handle:
+            with self.workspace.open_read(target) as handle:
                 text = handle.read().decode("utf-8")
         except UnicodeDecodeError:
             raise BadArgument(f"{path!r} is not UTF-8 text", "a text file") from None
@@ -206,72 +257,75 @@ def operator_tools(
                 f"the text to replace occurs {found} times in {path!r}",
                 "a longer old that occurs once, or replace_all=true",
             )
-        workspace.write_bytes(target, text.replace(old, new).encode("utf-8"))
-        return {"path": workspace.relative(target), "replacements": found if replace_all else 1}
+        self.workspace.write_bytes(target, text.replace(old, new).encode("utf-8"))
+        return {
+            "path": self.workspace.relative(target),
+            "replacements": found if replace_all else 1,
+        }
 
     @guarded
     async def skill_run(
-        name: str, args: list[str] | None = None, env: dict[str, str] | None = None
+        self, name: str, args: list[str] | None = None, env: dict[str, str] | None = None
     ) -> dict[str, Any]:
         """Run a saved skill by name. A script skill runs in the workspace like
         exec_shell, with `args` as $1, $2, ... and optional `env` (values may be
         '{{secret:NAME}}'); an instruction skill returns its steps to carry out."""
-        if skills is None:
+        if self.skills is None:
             return tool_error("no skill store is configured", "troupe's built-in tools")
         skill_name = name_arg("name", name, example="backup-notes")
-        skill = skills.get_skill(skill_name)
+        skill = self.skills.get_skill(skill_name)
         if skill is None:
-            known = [s["name"] for s in skills.list_skills()]
+            known = [s["name"] for s in self.skills.list_skills()]
             raise BadArgument(
                 f"no skill named {skill_name!r}",
                 ("one of: " + ", ".join(known)) if known else "a skill made with create_skill",
             )
         argv = _skill_args(args)
-        extra = secret_env(env)
+        extra = self.secret_env(env)
         if skill["kind"] == "instruction":
             return {
                 "skill": skill["name"],
                 "kind": "instruction",
-                "instruction": mask(skill["body"]),
+                "instruction": self.mask(skill["body"]),
                 "next": "carry out these steps with the team's tools",
             }
-        if (rule := denied_by(skill["body"], deny_list)) is not None:
+        if (rule := denied_by(skill["body"], self.deny_list)) is not None:
             return tool_error(
                 f"refused: skill {skill['name']!r} runs a deny-listed command (pattern {rule!r})",
                 "a skill whose script does not wipe, format or power off the machine",
             )
         result = await run_process(
-            argv=jail.wrap(["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True),
-            cwd=workspace.root,
-            env=command_env(extra, passed),
-            timeout_s=timeout_s,
-            max_output_chars=max_output_chars,
-            mask=mask,
+            argv=self.jail.wrap(
+                ["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True
+            ),
+            cwd=self.workspace.root,
+            env=command_env(extra, self.passed),
+            timeout_s=self.timeout_s,
+            max_output_chars=self.max_output_chars,
+            mask=self.mask,
         )
-        return report(result, skill=skill["name"], kind="script", args=argv)
+        return self.report(result, skill=skill["name"], kind="script", args=argv)
 
-    def shell_needs_approval(command: str = "", env: Any = None, **_: Any) -> bool:
-        if not needs_approval(command, workspace_root=workspace.root, deny_list=deny_list):
+    def shell_needs_approval(self, command: str = "", env: Any = None, **_: Any) -> bool:
+        if not needs_approval(
+            command, workspace_root=self.workspace.root, deny_list=self.deny_list
+        ):
             if not isinstance(command, str) or not command.strip():
                 return False  # exec_shell answers an empty command itself
-            if denied_by(command, deny_list) is not None:
+            if denied_by(command, self.deny_list) is not None:
                 return False  # refused before anyone is asked
             # A read-only look runs without asking only inside an active jail, and only
             # with troupe's own environment (an env of the model's always asks).
-            return bool(env) or not jail.status.active
+            return bool(env) or not self.jail.status.active
         return True
 
-    tools = [
-        Tool.from_function(fs_read),
-        Tool.from_function(fs_list),
-        Tool.from_function(fs_write, dangerous=True),
-        Tool.from_function(fs_edit, dangerous=True),
-        Tool.from_function(exec_shell, dangerous=shell_needs_approval),
-    ]
-
-    def skill_effect(name: Any = "", **_: Any) -> dict[str, Any]:
+    def skill_effect(self, name: Any = "", **_: Any) -> dict[str, Any]:
         """What an approved skill_run runs: the skill's current body and its sha256."""
-        skill = skills.get_skill(name) if skills is not None and isinstance(name, str) else None
+        skill = (
+            self.skills.get_skill(name)
+            if self.skills is not None and isinstance(name, str)
+            else None
+        )
         if skill is None:
             return {"summary": f"run skill {name!r} (no such skill)", "skill": name}
         body = str(skill["body"])
@@ -285,12 +339,8 @@ def operator_tools(
             "skill": skill["name"],
             "kind": skill["kind"],
             "sha256": digest,
-            "body": mask(shown),
+            "body": self.mask(shown),
         }
-
-    if skills is not None:
-        tools.append(Tool.from_function(skill_run, dangerous=True, effect=skill_effect))
-    return tools
 
 
 def _skill_args(value: Any) -> list[str]:
