@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, ParamSpec
 
 from ..tools import Tool
+
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -50,3 +52,14 @@ class Toolset:
     def tools(self) -> list[Tool]:
         """The toolset's tools, in the order of ``specs``."""
         return [tool for spec in self.specs if (tool := spec.build(self)) is not None]
+
+
+def tool_list_factory(cls: Callable[P, Toolset], name: str, doc: str) -> Callable[P, list[Tool]]:
+    """A function taking ``cls``'s arguments and returning its tools (e.g. ``operator_tools``)."""
+
+    def build(*args: P.args, **kwargs: P.kwargs) -> list[Tool]:
+        return cls(*args, **kwargs).tools()
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = doc
+    return build

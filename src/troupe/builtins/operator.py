@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sandbox import Jail, command_env
-from ..tools import Tool
 from ._args import BadArgument, guarded, name_arg, text_arg
 from ._process import ProcessResult, check_pass_env, env_arg, run_process
-from ._toolset import Toolset, ToolSpec
+from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .secret_store import SECRET_REF
 from .shell_policy import DEFAULT_DENY_COMMANDS, compile_deny_list, denied_by, needs_approval
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
@@ -29,37 +28,6 @@ MAX_EDIT_BYTES = 2_000_000
 MAX_SKILL_ARGS = 32
 SHOWN_SKILL_LINES = 40
 """How much of a skill's body an approval request shows (its sha256 covers all of it)."""
-
-
-def operator_tools(
-    workspace: Workspace,
-    *,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    max_output_chars: int = MAX_OUTPUT_CHARS,
-    deny_commands: Sequence[str] | None = None,
-    pass_env: Sequence[str] = (),
-    skills: KnowledgeStore | None = None,
-    secrets: SecretStore | None = None,
-    private_dirs: Sequence[str | Path] = (),
-    network: bool = False,
-    jail: Jail | None = None,
-) -> list[Tool]:
-    """fs_read, fs_list, fs_write, fs_edit, exec_shell and skill_run bound to ``workspace``.
-
-    The keywords are those of :class:`OperatorTools`.
-    """
-    return OperatorTools(
-        workspace,
-        timeout_s=timeout_s,
-        max_output_chars=max_output_chars,
-        deny_commands=deny_commands,
-        pass_env=pass_env,
-        skills=skills,
-        secrets=secrets,
-        private_dirs=private_dirs,
-        network=network,
-        jail=jail,
-    ).tools()
 
 
 class OperatorTools(Toolset):
@@ -341,6 +309,14 @@ class OperatorTools(Toolset):
             "sha256": digest,
             "body": self.mask(shown),
         }
+
+
+operator_tools = tool_list_factory(
+    OperatorTools,
+    "operator_tools",
+    "fs_read, fs_list, fs_write, fs_edit, exec_shell and skill_run bound to ``workspace``;"
+    " the arguments are those of :class:`OperatorTools`.",
+)
 
 
 def _skill_args(value: Any) -> list[str]:
