@@ -13,8 +13,8 @@ from typing import Any
 
 from google.adk.tools.tool_context import ToolContext
 
-from ..tools import Tool
 from ._args import guarded, int_arg, iso, optional_text, tags_arg, text_arg, time_arg
+from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .memory_store import MEMORY, OBSERVATION, MemoryStore
 
 DEFAULT_USER = "user"
@@ -37,26 +37,37 @@ def _user(tool_context: ToolContext | None) -> str:
     return str(user) if user else DEFAULT_USER
 
 
-def chronicler_tools(store: MemoryStore) -> list[Tool]:
-    """memory_store, memory_recall, observe_event and reflect_summary over ``store``."""
+class ChroniclerTools(Toolset):
+    """memory_store, memory_recall, observe_event and reflect_summary over a MemoryStore."""
+
+    specs = (
+        ToolSpec("memory_store"),
+        ToolSpec("memory_recall"),
+        ToolSpec("observe_event"),
+        ToolSpec("reflect_summary"),
+    )
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
 
     @guarded
     def memory_store(
-        text: str, tags: list[str] | None = None, tool_context: ToolContext | None = None
+        self, text: str, tags: list[str] | None = None, tool_context: ToolContext | None = None
     ) -> dict[str, Any]:
         """Remember something about the user or the conversation (a preference, a
         decision, a detail to recall later), with optional tags."""
         user = _user(tool_context)
-        saved = store.add(
+        saved = self.store.add(
             user_id=user,
             kind=MEMORY,
             text=text_arg("text", text, example="prefers answers in French"),
             tags=tags_arg("tags", tags),
         )
-        return {"stored": saved, "memories": store.count(user_id=user, kind=MEMORY)}
+        return {"stored": saved, "memories": self.store.count(user_id=user, kind=MEMORY)}
 
     @guarded
     def memory_recall(
+        self,
         query: str | None = None,
         since: str | None = None,
         until: str | None = None,
@@ -75,7 +86,7 @@ def chronicler_tools(store: MemoryStore) -> list[Tool]:
                 "error": f"since ({iso(start)}) is after until ({iso(end)})",
                 "accepted": "a since that is earlier than until",
             }
-        found = store.recall(
+        found = self.store.recall(
             user_id=_user(tool_context),
             kinds=(MEMORY,),
             query=q,
@@ -97,12 +108,12 @@ def chronicler_tools(store: MemoryStore) -> list[Tool]:
 
     @guarded
     def observe_event(
-        event: str, category: str | None = None, tool_context: ToolContext | None = None
+        self, event: str, category: str | None = None, tool_context: ToolContext | None = None
     ) -> dict[str, Any]:
         """Record an observation of something that happened (a command failed, the user
         changed plans), with an optional category, for reflect_summary."""
         cat = optional_text("category", category, example="deploy")
-        saved = store.add(
+        saved = self.store.add(
             user_id=_user(tool_context),
             kind=OBSERVATION,
             text=text_arg("event", event, example="the nightly build failed on test_io"),
@@ -112,13 +123,13 @@ def chronicler_tools(store: MemoryStore) -> list[Tool]:
 
     @guarded
     def reflect_summary(
-        since: str | None = None, limit: int = 50, tool_context: ToolContext | None = None
+        self, since: str | None = None, limit: int = 50, tool_context: ToolContext | None = None
     ) -> dict[str, Any]:
         """Summarize the user's recent observations: how many, over what time, by
         category, the recurring terms and the latest ones."""
         start = time_arg("since", since)
         n = int_arg("limit", limit, default=50, low=1, high=MAX_REFLECT)
-        recent = store.recall(
+        recent = self.store.recall(
             user_id=_user(tool_context),
             kinds=(OBSERVATION,),
             query=None,
@@ -135,8 +146,12 @@ def chronicler_tools(store: MemoryStore) -> list[Tool]:
             }
         return _summarize(recent)
 
-    functions = (memory_store, memory_recall, observe_event, reflect_summary)
-    return [Tool.from_function(f) for f in functions]
+
+chronicler_tools = tool_list_factory(
+    ChroniclerTools,
+    "chronicler_tools",
+    "memory_store, memory_recall, observe_event and reflect_summary over ``store``.",
+)
 
 
 def _summarize(recent: list[dict[str, Any]]) -> dict[str, Any]:
