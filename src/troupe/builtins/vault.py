@@ -13,8 +13,8 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ..tools import Tool
 from ._args import BadArgument, guarded, name_arg, optional_text, text_arg
+from ._toolset import Toolset, ToolSpec, tool_list_factory
 from ._vault_key import VaultError, derive_key, parse_key
 from .secret_store import SECRET_NAME, SECRET_REF, SecretStore, reference
 from .workspace import Workspace
@@ -28,17 +28,33 @@ _CHUNK = 1 << 16
 _FORMAT = "AES-256-GCM, base64 of a 12-byte nonce followed by the ciphertext"
 
 
-def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
-    """crypto_* and secrets_* tools; files are read from ``workspace`` only."""
+class VaultTools(Toolset):
+    """crypto_* and secrets_* tools over a SecretStore; files are read from the workspace only."""
 
-    def _data(text: Any, path: Any) -> tuple[bytes, str, str | None]:
+    specs = (
+        ToolSpec("crypto_hash"),
+        ToolSpec("crypto_encrypt"),
+        ToolSpec("crypto_decrypt"),
+        ToolSpec("crypto_sign"),
+        ToolSpec("crypto_verify"),
+        ToolSpec("secrets_set", dangerous=True),
+        ToolSpec("secrets_list"),
+        ToolSpec("secrets_delete", dangerous=True),
+        ToolSpec("secrets_use"),
+    )
+
+    def __init__(self, workspace: Workspace, secrets: SecretStore) -> None:
+        self.workspace = workspace
+        self.secrets = secrets
+
+    def _data(self, text: Any, path: Any) -> tuple[bytes, str, str | None]:
         """The bytes to work on, how to describe them, and a note when both were given."""
         chosen = optional_text("path", path, example="notes.txt")
         note = None
         if chosen is not None:
             if text is not None and text != "":
                 note = "both path and text were given; the file was used"
-            target = workspace.resolve(chosen)
+            target = self.workspace.resolve(chosen)
             if not target.is_file():
                 raise BadArgument(f"{chosen!r} is not a file", "the path of an existing file")
             size = target.stat().st_size
@@ -47,23 +63,23 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
                     f"{chosen!r} is {size} bytes",
                     f"a file of at most {MAX_CRYPTO_FILE_BYTES} bytes",
                 )
-            with workspace.open_read(target) as handle:
+            with self.workspace.open_read(target) as handle:
                 content = handle.read(MAX_CRYPTO_FILE_BYTES + 1)
-            return content, f"file {workspace.relative(target)} ({size} bytes)", note
+            return content, f"file {self.workspace.relative(target)} ({size} bytes)", note
         if text is None or text == "":
             raise BadArgument("neither text nor path was given", "text='...' or path='file'")
         value = text_arg("text", text, example="hello")
         raw = value.encode("utf-8")
         return raw, f"text ({len(raw)} bytes)", note
 
-    def _aes_key(key: Any) -> tuple[bytes, str]:
+    def _aes_key(self, key: Any) -> tuple[bytes, str]:
         """The AES key: the vault's own, a stored secret's, or one given in hex/base64."""
         given = optional_text("key", key, example="{{secret:NAME}}")
         if given is None:
-            return secrets.derived_key("crypto_encrypt"), "the vault's data key"
+            return self.secrets.derived_key("crypto_encrypt"), "the vault's data key"
         if match := SECRET_REF.fullmatch(given):
             name = match.group(1)
-            return derive_key(secrets.get(name).encode("utf-8"), "secret-as-key"), (
+            return derive_key(self.secrets.get(name).encode("utf-8"), "secret-as-key"), (
                 f"a key derived from {reference(name)}"
             )
         try:
@@ -76,7 +92,7 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
 
     @guarded
     def crypto_hash(
-        text: str | None = None, path: str | None = None, algorithm: str = "sha256"
+        self, text: str | None = None, path: str | None = None, algorithm: str = "sha256"
     ) -> dict[str, Any]:
         """Hash text or a file in the workspace (sha256 by default; also sha512,
         sha3_256, blake2b, sha1, md5) and return the hex digest."""
@@ -89,17 +105,17 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
         note = None
         if chosen is not None:
             # Streamed, so any size of file hashes without loading it whole.
-            target = workspace.resolve(chosen)
+            target = self.workspace.resolve(chosen)
             if not target.is_file():
                 raise BadArgument(f"{chosen!r} is not a file", "the path of an existing file")
-            with workspace.open_read(target) as handle:
+            with self.workspace.open_read(target) as handle:
                 while block := handle.read(_CHUNK):
                     digest.update(block)
-            what = f"file {workspace.relative(target)} ({target.stat().st_size} bytes)"
+            what = f"file {self.workspace.relative(target)} ({target.stat().st_size} bytes)"
             if text:
                 note = "both path and text were given; the file was hashed"
         else:
-            raw, what, _ = _data(text, None)
+            raw, what, _ = self._data(text, None)
             digest.update(raw)
         out = {"algorithm": algo, "digest": digest.hexdigest(), "input": what}
         if note:
@@ -108,13 +124,13 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
 
     @guarded
     def crypto_encrypt(
-        text: str | None = None, path: str | None = None, key: str | None = None
+        self, text: str | None = None, path: str | None = None, key: str | None = None
     ) -> dict[str, Any]:
         """Encrypt text or a workspace file with AES-256-GCM. Without `key` the vault's
         own key is used; `key` may be '{{secret:NAME}}' to use a stored secret.
         Returns base64 ciphertext for crypto_decrypt."""
-        raw, what, note = _data(text, path)
-        aes, key_label = _aes_key(key)
+        raw, what, note = self._data(text, path)
+        aes, key_label = self._aes_key(key)
         nonce = _random.token_bytes(_NONCE)
         sealed = nonce + AESGCM(aes).encrypt(nonce, raw, None)
         out = {
@@ -128,7 +144,7 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
         return out
 
     @guarded
-    def crypto_decrypt(ciphertext: str, key: str | None = None) -> dict[str, Any]:
+    def crypto_decrypt(self, ciphertext: str, key: str | None = None) -> dict[str, Any]:
         """Decrypt base64 ciphertext made by crypto_encrypt, with the same `key`
         (none for the vault's own key, or '{{secret:NAME}}')."""
         token = text_arg("ciphertext", ciphertext, example="q83v...", max_chars=20_000_000)
@@ -138,7 +154,7 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
             raise BadArgument("ciphertext is not valid base64", _FORMAT) from None
         if len(sealed) < _NONCE + 16:
             raise BadArgument("ciphertext is too short to be AES-GCM output", _FORMAT)
-        aes, key_label = _aes_key(key)
+        aes, key_label = self._aes_key(key)
         try:
             plain = AESGCM(aes).decrypt(sealed[:_NONCE], sealed[_NONCE:], None)
         except InvalidTag:
@@ -147,19 +163,19 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
                 "the ciphertext and the same key used by crypto_encrypt",
             ) from None
         try:
-            return {"text": secrets.mask(plain.decode("utf-8")), "key": key_label}
+            return {"text": self.secrets.mask(plain.decode("utf-8")), "key": key_label}
         except UnicodeDecodeError:
             return {"base64": base64.b64encode(plain).decode("ascii"), "key": key_label}
 
     @guarded
     def crypto_sign(
-        text: str | None = None, path: str | None = None, key_name: str = "default"
+        self, text: str | None = None, path: str | None = None, key_name: str = "default"
     ) -> dict[str, Any]:
         """Sign text or a workspace file with the vault's Ed25519 key `key_name`
         (created on first use); returns the signature and the public key, base64."""
-        raw, what, note = _data(text, path)
+        raw, what, note = self._data(text, path)
         name = name_arg("key_name", key_name or "default", example="default")
-        pair = secrets.signing_key(name, create=True)
+        pair = self.secrets.signing_key(name, create=True)
         assert pair is not None
         private, public = pair
         signature = Ed25519PrivateKey.from_private_bytes(private).sign(raw)
@@ -176,6 +192,7 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
 
     @guarded
     def crypto_verify(
+        self,
         signature: str,
         text: str | None = None,
         path: str | None = None,
@@ -185,14 +202,14 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
         """Check an Ed25519 signature over text or a workspace file, against a base64
         `public_key` or the vault's key `key_name` (default 'default')."""
         sig = _b64("signature", signature, size=64)
-        raw, what, _ = _data(text, path)
+        raw, what, _ = self._data(text, path)
         given = optional_text("public_key", public_key, example="base64 public key")
         if given is not None:
             public = _b64("public_key", given, size=32)
             against = "the given public key"
         else:
             name = name_arg("key_name", key_name or "default", example="default")
-            pair = secrets.signing_key(name, create=False)
+            pair = self.secrets.signing_key(name, create=False)
             if pair is None:
                 raise BadArgument(
                     f"the vault has no signing key named {name!r}",
@@ -209,6 +226,7 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
 
     @guarded
     def secrets_set(
+        self,
         name: str,
         value: str | None = None,
         from_env: str | None = None,
@@ -246,10 +264,10 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
                 )
             plain = os.environ[var]
         else:
-            target = workspace.resolve(text_arg("from_file", from_file, example=".token"))
+            target = self.workspace.resolve(text_arg("from_file", from_file, example=".token"))
             if not target.is_file():
                 raise BadArgument(f"{from_file!r} is not a file", "a file in the workspace")
-            with workspace.open_read(target) as handle:
+            with self.workspace.open_read(target) as handle:
                 plain = handle.read(MAX_SECRET_CHARS * 4 + 2).decode("utf-8").rstrip("\r\n")
         if not plain:
             raise BadArgument("the secret's value is empty", "a non-empty value")
@@ -257,7 +275,7 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
             raise BadArgument(
                 f"the secret is {len(plain)} characters long", f"at most {MAX_SECRET_CHARS}"
             )
-        replaced = secrets.set(secret_name, plain)
+        replaced = self.secrets.set(secret_name, plain)
         out: dict[str, Any] = {
             "name": secret_name,
             "stored": True,
@@ -270,26 +288,26 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
         return out
 
     @guarded
-    def secrets_list() -> dict[str, Any]:
+    def secrets_list(self) -> dict[str, Any]:
         """List the stored secrets by name (never their values), with their references."""
-        listed = secrets.describe()
+        listed = self.secrets.describe()
         return {"secrets": listed, "count": len(listed)}
 
     @guarded
-    def secrets_delete(name: str) -> dict[str, Any]:
+    def secrets_delete(self, name: str) -> dict[str, Any]:
         """Delete the stored secret `name`."""
         secret_name = _secret_name(name)
-        secrets.delete(secret_name)
+        self.secrets.delete(secret_name)
         return {"name": secret_name, "deleted": True}
 
     @guarded
-    def secrets_use(name: str) -> dict[str, Any]:
+    def secrets_use(self, name: str) -> dict[str, Any]:
         """Check that secret `name` exists and get the reference to use it with, without
         revealing it: put '{{secret:NAME}}' where a tool needs the value, e.g. in
         exec_shell's env."""
         secret_name = _secret_name(name)
-        if not secrets.exists(secret_name):
-            secrets.get(secret_name)  # raises SecretNotFound, naming the stored secrets
+        if not self.secrets.exists(secret_name):
+            self.secrets.get(secret_name)  # raises SecretNotFound, naming the stored secrets
         ref = reference(secret_name)
         return {
             "name": secret_name,
@@ -301,19 +319,12 @@ def vault_tools(workspace: Workspace, secrets: SecretStore) -> list[Tool]:
             ),
         }
 
-    functions = (
-        crypto_hash,
-        crypto_encrypt,
-        crypto_decrypt,
-        crypto_sign,
-        crypto_verify,
-        secrets_set,
-        secrets_list,
-        secrets_delete,
-        secrets_use,
-    )
-    dangerous = {"secrets_set", "secrets_delete"}
-    return [Tool.from_function(f, dangerous=f.__name__ in dangerous) for f in functions]
+
+vault_tools = tool_list_factory(
+    VaultTools,
+    "vault_tools",
+    "crypto_* and secrets_* tools; files are read from ``workspace`` only.",
+)
 
 
 def _secret_name(value: Any) -> str:
