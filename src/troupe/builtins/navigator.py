@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from google.adk.tools.tool_context import ToolContext
 
 from ..sandbox.egress import EgressPolicy
-from ..tools import Tool
+from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .browser_session import (
     BrowserSession,
     BrowserUnavailableError,
@@ -85,15 +85,19 @@ async def _first_match(candidates: list[Locator]) -> Locator | None:
     return None
 
 
-def navigator_tools(
-    workspace: Workspace,
-    *,
-    browser: BrowserSession | None = None,
-    secret_lookup: SecretLookup | None = None,
-    max_text_chars: int = MAX_TEXT_CHARS,
-    max_links: int = MAX_LINKS,
-    allow_hosts: Sequence[str] | None = None,
-) -> list[Tool]:
+def _in_browser_session(fn: ToolFunction) -> ToolFunction:
+    """Run a navigator tool in the browser context of the session that called it,
+    which does not idle out while the tool works."""
+
+    @functools.wraps(fn)
+    async def in_session(self: NavigatorTools, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        async with self.session.in_use(scope_of(kwargs.get("tool_context"))):
+            return await fn(self, *args, **kwargs)
+
+    return in_session
+
+
+class NavigatorTools(Toolset):
     """browser_navigate, browser_extract, browser_click, browser_type and browser_screenshot.
 
     ``browser`` defaults to the process-wide :func:`shared_browser`;
@@ -102,39 +106,52 @@ def navigator_tools(
     loopback, private or link-local addresses unless ``allow_hosts`` (the
     config's ``browser.allow_hosts``) lists the host; see :class:`EgressPolicy`.
     """
-    session = browser if browser is not None else shared_browser()
-    if allow_hosts is not None:
-        session.egress = EgressPolicy.allowing(allow_hosts)
-    revealed: dict[str, str] = {}  # plaintext -> reference, to scrub from outputs
 
-    def scrub(value: Any) -> Any:
+    specs = (
+        ToolSpec("browser_navigate"),
+        ToolSpec("browser_extract"),
+        ToolSpec("browser_click"),
+        ToolSpec("browser_type", dangerous=True, effect="typing_effect"),
+        ToolSpec("browser_screenshot", dangerous="screenshot_overwrites"),
+    )
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        browser: BrowserSession | None = None,
+        secret_lookup: SecretLookup | None = None,
+        max_text_chars: int = MAX_TEXT_CHARS,
+        max_links: int = MAX_LINKS,
+        allow_hosts: Sequence[str] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.session = browser if browser is not None else shared_browser()
+        if allow_hosts is not None:
+            self.session.egress = EgressPolicy.allowing(allow_hosts)
+        self.secret_lookup = secret_lookup
+        self.max_text_chars = max_text_chars
+        self.max_links = max_links
+        self.revealed: dict[str, str] = {}  # plaintext -> reference, to scrub from outputs
+
+    def scrub(self, value: Any) -> Any:
         if isinstance(value, str):
-            for plain, ref in revealed.items():
+            for plain, ref in self.revealed.items():
                 value = value.replace(plain, ref)
             return value
         if isinstance(value, dict):
-            return {k: scrub(v) for k, v in value.items()}
+            return {k: self.scrub(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [scrub(v) for v in value]
+            return [self.scrub(v) for v in value]
         return value
 
-    def per_session(fn: ToolFunction) -> ToolFunction:
-        # The tool runs in the browser context of the session that called it,
-        # which does not idle out while the tool works.
-        @functools.wraps(fn)
-        async def in_session(*args: Any, **kwargs: Any) -> dict[str, Any]:
-            async with session.in_use(scope_of(kwargs.get("tool_context"))):
-                return await fn(*args, **kwargs)
-
-        return in_session
-
-    def open_page(scope: Scope) -> Page | dict[str, Any]:
-        page = session.current_page(scope)
+    def open_page(self, scope: Scope) -> Page | dict[str, Any]:
+        page = self.session.current_page(scope)
         if page is None:
             return tool_error("no page is open yet", "call browser_navigate with a URL first")
         return page
 
-    async def summary(page: Page, *, excerpt: bool = True) -> dict[str, Any]:
+    async def summary(self, page: Page, *, excerpt: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"url": page.url, "title": await page.title()}
         if excerpt:
             text = _page_text(await page.inner_text("body"))
@@ -142,42 +159,46 @@ def navigator_tools(
             out["truncated"] = len(text) > EXCERPT_CHARS
         return out
 
-    async def settle(page: Page) -> None:
+    async def settle(self, page: Page) -> None:
         with contextlib.suppress(Exception):  # a slow page: report what has loaded so far
             await page.wait_for_load_state("load")
 
-    async def browser_navigate(url: str, tool_context: ToolContext | None = None) -> dict[str, Any]:
+    @_in_browser_session
+    async def browser_navigate(
+        self, url: str, tool_context: ToolContext | None = None
+    ) -> dict[str, Any]:
         """Open a web page (http or https URL) and return its title and the start of its text."""
         if problem := _check_url(url):
             return problem
-        if refusal := await asyncio.to_thread(session.egress.refusal, url.strip()):
+        if refusal := await asyncio.to_thread(self.session.egress.refusal, url.strip()):
             return tool_error(refusal, "a public http(s) URL, or a host in browser.allow_hosts")
         try:
-            page = await session.page(scope_of(tool_context))
+            page = await self.session.page(scope_of(tool_context))
         except BrowserUnavailableError as exc:
             return tool_error(str(exc), "a machine with Playwright and Chromium")
-        session.take_refusals(scope_of(tool_context))
+        self.session.take_refusals(scope_of(tool_context))
         try:
             response = await page.goto(url.strip(), wait_until="load")
         except Exception as exc:
-            if blocked := session.take_refusals(scope_of(tool_context)):
+            if blocked := self.session.take_refusals(scope_of(tool_context)):
                 return tool_error(blocked[0], "a public http(s) URL", url=url)
             return tool_error(
                 f"could not open {url!r}: {_short_error(exc)}", "a reachable http(s) URL", url=url
             )
-        out = await summary(page)
-        if blocked := session.take_refusals(scope_of(tool_context)):
+        out = await self.summary(page)
+        if blocked := self.session.take_refusals(scope_of(tool_context)):
             out["blocked_requests"] = blocked[:10]
         status = response.status if response is not None else None
         out["status"] = status
         if status is not None and status >= 400:
             out["error"] = f"the server answered HTTP {status} for {url!r}"
             out["accepted"] = "a URL the server can serve"
-        return scrub(out)
+        return self.scrub(out)
 
-    async def browser_extract(tool_context: ToolContext | None = None) -> dict[str, Any]:
+    @_in_browser_session
+    async def browser_extract(self, tool_context: ToolContext | None = None) -> dict[str, Any]:
         """Return the readable text and the links of the page that is open now."""
-        page = open_page(scope_of(tool_context))
+        page = self.open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         text = _page_text(await page.inner_text("body"))
@@ -192,19 +213,22 @@ def navigator_tools(
         out = {
             "url": page.url,
             "title": await page.title(),
-            "text": text[:max_text_chars],
-            "links": links[:max_links],
-            "truncated": len(text) > max_text_chars or len(links) > max_links,
+            "text": text[: self.max_text_chars],
+            "links": links[: self.max_links],
+            "truncated": len(text) > self.max_text_chars or len(links) > self.max_links,
         }
-        return scrub(out)
+        return self.scrub(out)
 
-    async def browser_click(target: str, tool_context: ToolContext | None = None) -> dict[str, Any]:
+    @_in_browser_session
+    async def browser_click(
+        self, target: str, tool_context: ToolContext | None = None
+    ) -> dict[str, Any]:
         """Click a link or button on the open page, named by its visible text or a CSS selector."""
         if not isinstance(target, str) or not target.strip():
             return tool_error(
                 "the click target is empty", "a link or button text, or a CSS selector"
             )
-        page = open_page(scope_of(tool_context))
+        page = self.open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         name = target.strip()
@@ -227,12 +251,14 @@ def navigator_tools(
         except Exception as exc:
             return tool_error(f"could not click {name!r}: {_short_error(exc)}", "a visible element")
         if len(page.context.pages) > tabs_before:
-            session.follow_new_tab(scope_of(tool_context))
-            page = session.current_page(scope_of(tool_context)) or page
-        await settle(page)
-        return scrub({"clicked": name, **await summary(page)})
+            self.session.follow_new_tab(scope_of(tool_context))
+            page = self.session.current_page(scope_of(tool_context)) or page
+        await self.settle(page)
+        return self.scrub({"clicked": name, **await self.summary(page)})
 
+    @_in_browser_session
     async def browser_type(
+        self,
         selector: str,
         text: str,
         submit: bool = False,
@@ -247,7 +273,7 @@ def navigator_tools(
         if not isinstance(text, str):
             return tool_error("text must be a string", "the text to type")
         names = list(dict.fromkeys(SECRET_REF.findall(text)))
-        if names and secret_lookup is None:
+        if names and self.secret_lookup is None:
             return tool_error(
                 "secret references need the vault, which is not configured",
                 "plain text, or store the secret with secrets_set first",
@@ -255,16 +281,16 @@ def navigator_tools(
         plain: dict[str, str] = {}
         for ref in names:
             try:
-                found = secret_lookup(ref) if secret_lookup is not None else None
+                found = self.secret_lookup(ref) if self.secret_lookup is not None else None
             except Exception as exc:
                 return tool_error(f"cannot read secret {ref!r}: {exc}", "a stored secret")
             if found is None:
                 return tool_error(f"no secret named {ref!r}", "the name of a stored secret")
             plain[ref] = found
             if found:
-                revealed[found] = reference(ref)
+                self.revealed[found] = reference(ref)
         value = SECRET_REF.sub(lambda m: plain[m.group(1)], text) if plain else text
-        page = open_page(scope_of(tool_context))
+        page = self.open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         name = selector.strip()
@@ -286,7 +312,7 @@ def navigator_tools(
             if submit:
                 await locator.press("Enter")
         except Exception as exc:
-            return scrub(
+            return self.scrub(
                 tool_error(f"could not type into {name!r}: {_short_error(exc)}", "a text field")
             )
         out: dict[str, Any] = {"typed_into": name, "submitted": submit}
@@ -295,27 +321,29 @@ def navigator_tools(
         else:
             out["characters"] = len(value)
         if submit:
-            await settle(page)
-            out.update(await summary(page))
+            await self.settle(page)
+            out.update(await self.summary(page))
         else:
             out["url"] = page.url
-        return scrub(out)
+        return self.scrub(out)
 
+    @_in_browser_session
     async def browser_screenshot(
+        self,
         path: str = "screenshot.png",
         full_page: bool = False,
         tool_context: ToolContext | None = None,
     ) -> dict[str, Any]:
         """Save a PNG screenshot of the open page to a path inside the workspace."""
         try:
-            target = workspace.resolve(path)
+            target = self.workspace.resolve(path)
         except PathOutsideWorkspace as exc:
             return tool_error(f"refused: {exc}", "a .png path inside the workspace")
         if target.suffix.lower() != ".png":
             return tool_error(f"{path!r} does not end in .png", "a .png path inside the workspace")
         if target.is_dir():
             return tool_error(f"{path!r} is a directory", "a .png file path")
-        page = open_page(scope_of(tool_context))
+        page = self.open_page(scope_of(tool_context))
         if isinstance(page, dict):
             return page
         try:
@@ -323,25 +351,26 @@ def navigator_tools(
         except Exception as exc:
             return tool_error(f"the screenshot failed: {_short_error(exc)}", "an open page")
         try:
-            workspace.write_bytes(target, png)
+            self.workspace.write_bytes(target, png)
         except (OSError, PathOutsideWorkspace) as exc:
             return tool_error(
                 f"the screenshot was not saved: {exc}", "a .png path inside the workspace"
             )
         return {
-            "path": workspace.relative(target),
+            "path": self.workspace.relative(target),
             "bytes": len(png),
-            "url": scrub(page.url),
+            "url": self.scrub(page.url),
         }
 
-    def screenshot_overwrites(path: Any = "screenshot.png", **_: Any) -> bool:
+    def screenshot_overwrites(self, path: Any = "screenshot.png", **_: Any) -> bool:
         """A screenshot asks first when it would replace an existing file."""
         try:
-            return workspace.resolve(path).exists()
+            return self.workspace.resolve(path).exists()
         except PathOutsideWorkspace:
             return False  # refused by the tool itself
 
     def typing_effect(
+        self,
         selector: Any = "",
         text: Any = "",
         submit: Any = False,
@@ -349,8 +378,8 @@ def navigator_tools(
         **_: Any,
     ) -> dict[str, Any]:
         """What an approved browser_type does: the page, the field and the text."""
-        page = session.current_page(scope_of(tool_context))
-        url = scrub(page.url) if page is not None else None
+        page = self.session.current_page(scope_of(tool_context))
+        url = self.scrub(page.url) if page is not None else None
         return {
             "summary": f"type {text!r} into {selector!r} on {url or '(no page open)'}"
             + (" and press Enter" if submit else ""),
@@ -360,10 +389,10 @@ def navigator_tools(
             "submit": bool(submit),
         }
 
-    return [
-        Tool.from_function(per_session(browser_navigate)),
-        Tool.from_function(per_session(browser_extract)),
-        Tool.from_function(per_session(browser_click)),
-        Tool.from_function(per_session(browser_type), dangerous=True, effect=typing_effect),
-        Tool.from_function(per_session(browser_screenshot), dangerous=screenshot_overwrites),
-    ]
+
+navigator_tools = tool_list_factory(
+    NavigatorTools,
+    "navigator_tools",
+    "browser_navigate, browser_extract, browser_click, browser_type and browser_screenshot;"
+    " the arguments are those of :class:`NavigatorTools`.",
+)
