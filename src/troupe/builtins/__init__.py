@@ -9,14 +9,14 @@ from ..sandbox.private import protected_paths
 from ..tools import Tool
 from ._store import StoreError, resolve_data_dir
 from .browser_session import browser_unavailable_reason
-from .chronicler import chronicler_tools
+from .chronicler import ChroniclerTools, chronicler_tools
 from .knowledge_store import KnowledgeStore
-from .librarian import librarian_tools
+from .librarian import LibrarianTools, librarian_tools
 from .memory_store import MemoryStore
-from .navigator import navigator_tools
-from .operator import DEFAULT_TIMEOUT_S, operator_tools
+from .navigator import NavigatorTools, navigator_tools
+from .operator import DEFAULT_TIMEOUT_S, OperatorTools, operator_tools
 from .secret_store import SecretStore, VaultError
-from .vault import vault_tools
+from .vault import VaultTools, vault_tools
 from .workspace import Workspace
 
 
@@ -66,11 +66,16 @@ def builtin_tools(
 
 
 __all__ = [
+    "ChroniclerTools",
     "KnowledgeStore",
+    "LibrarianTools",
     "MemoryStore",
+    "NavigatorTools",
+    "OperatorTools",
     "SecretStore",
     "StoreError",
     "VaultError",
+    "VaultTools",
     "Workspace",
     "browser_unavailable_reason",
     "builtin_tools",
