@@ -49,6 +49,11 @@ class Toolset:
 
     specs: ClassVar[tuple[ToolSpec, ...]] = ()
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Toolset:
+        # A tool is a bound method, and ADK deep-copies requests that hold tools;
+        # the toolset (stores, jail, browser) is shared, as a function's closure is.
+        return self
+
     def tools(self) -> list[Tool]:
         """The toolset's tools, in the order of ``specs``."""
         return [tool for spec in self.specs if (tool := spec.build(self)) is not None]
