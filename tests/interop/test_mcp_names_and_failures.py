@@ -28,6 +28,7 @@ from troupe.mcp import (
     place_server,
     safe_name,
 )
+from troupe.mcp.toolset import TOOL_NAME_CONFLICT
 from troupe.runtime.events import steps
 from troupe.testing import ScriptedModel, call, declared_tools
 from troupe.topology import resolve_topology
@@ -103,19 +104,41 @@ def test_troupe_tree_refuses_two_servers_offering_one_tool_name_naming_both(
     assert re.search(r"MCP servers '(one|two)' and '(one|two)' both offer a tool named", flat)
 
 
-async def test_in_a_turn_the_second_server_with_a_taken_name_is_withheld_with_an_error(
-    trees: Callable[[Config], LlmAgent], caplog: pytest.LogCaptureFixture
+async def test_in_a_turn_two_servers_offering_one_tool_name_fail_the_turn_naming_both(
+    trees: Callable[[Config], LlmAgent],
 ) -> None:
     model = ScriptedModel(replies=[call("transfer_to_agent", agent_name="operator"), "done"])
     root = trees(Config(model=model, mcp_servers=[quirky("one"), quirky("two")]))
 
-    [event async for event in Assistant(root).run("s1", "read the note")]
+    events = [event async for event in Assistant(root).run("s1", "read the note")]
 
-    offered = declared_tools(model.requests[1])
-    assert offered.count("fs_files_read") == 1
-    errors = [r.getMessage() for r in caplog.records if r.name == "troupe.mcp"]
-    both = re.compile(r"MCP servers '(one|two)' and '(one|two)' both offer a tool named")
-    assert any(both.search(e) for e in errors), errors
+    done = [s for e in events for s in steps(e)]
+    [failure] = [s for s in done if s.kind == "error"]
+    assert failure.name == TOOL_NAME_CONFLICT
+    assert re.search(
+        r"MCP servers '(one|two)' and '(one|two)' both offer a tool named 'fs_", failure.text
+    )
+    assert len(model.requests) == 1, "the operator's model is not called without the tools"
+    assert path_summary(done).endswith("failed")
+
+
+def test_troupe_chat_shows_a_tool_name_clash_as_one_line_and_fails(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    config = _yaml(tmp_path, "one", "two")
+    result = CliRunner().invoke(
+        app, ["chat", "--config", str(config), "--workspace", str(tmp_path), "list the files"]
+    )
+
+    assert result.exit_code == 1, result.output
+    flat = unwrapped(result.output)
+    assert flat.count("both offer a tool named") == 1, flat
+    assert re.search(
+        r"turn failed: operator: MCP servers '(one|two)' and '(one|two)' both offer a tool "
+        r"named 'fs_\w+'",
+        flat,
+    ), flat
+    assert "Traceback" not in result.output
 
 
 async def test_the_model_is_offered_only_valid_tool_names(

@@ -29,6 +29,9 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64
 """The longest tool name model APIs accept (OpenAI: ``^[a-zA-Z0-9_-]{1,64}$``)."""
+TOOL_NAME_CONFLICT = "MCP_TOOL_NAME_CONFLICT"
+"""``error_code`` of the event that ends a turn whose agent has two MCP servers'
+tools under one name (see :class:`ToolClaims`)."""
 
 
 def visible_name(prefix: str, name: str) -> str:
@@ -65,8 +68,8 @@ class ToolClaims:
 
     Two servers offering the same name would leave the model one tool for
     two jobs, so the second claim is an error naming both servers: ``troupe
-    tree`` refuses the config, and in a turn the second server's tools are
-    not offered (ADK runs an agent without a toolset that failed to load).
+    tree`` refuses the config, and a turn whose agent holds the second server
+    fails with that error (:mod:`troupe.runtime.mcp_conflicts`).
     """
 
     def __init__(self) -> None:
@@ -85,9 +88,8 @@ class ToolClaims:
                 f"({original!r} on {server!r}); give one of the entries another prefix, "
                 "or leave the tool out with its tools: list."
             )
-            # ADK drops a toolset whose tools fail to load and carries on without
-            # it, logging to its own logger; this line reaches the terminal.
-            logger.error("%s The tools of %r are not offered to the model.", message, server)
+            # The turn fails with this message; the log file keeps it too.
+            logger.info("%s", message)
             raise ConfigError(message)
 
 
@@ -171,7 +173,10 @@ def _toolset_class() -> Callable[..., BaseToolset]:
         declares itself to the model by ``name``. After each call
         ``troupe_renamed`` maps every visible name that differs from the
         prefixed server name to the server's name, and ``troupe_descriptions``
-        holds each tool's description (for routing).
+        holds each tool's description (for routing). ``troupe_conflict`` is the
+        error of the last listing when another server holds one of the names
+        (ADK then runs the agent without this toolset; the runtime fails the
+        turn instead).
         """
 
         def __init__(
@@ -186,6 +191,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             self.troupe_placement = placement
             self.troupe_renamed: dict[str, str] = {}
             self.troupe_descriptions: dict[str, str] = {}
+            self.troupe_conflict: str | None = None
             self._troupe_exclude = frozenset(exclude)
             self._troupe_claims = claims if claims is not None else ToolClaims()
 
@@ -208,7 +214,11 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                         name,
                     )
                     continue
-                self._troupe_claims.claim(name, server, tool.name)
+                try:
+                    self._troupe_claims.claim(name, server, tool.name)
+                except ConfigError as exc:
+                    self.troupe_conflict = str(exc)
+                    raise
                 if name != wanted:
                     renamed[name] = tool.name
                 if isinstance(tool, McpTool):
@@ -218,6 +228,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                     # Only a tool the server marks read-only runs without asking.
                     tool._require_confirmation = True
                 visible.append(tool)
+            self.troupe_conflict = None
             self.troupe_renamed = renamed
             self.troupe_descriptions = {t.name: t.description for t in visible}
             return visible
@@ -258,6 +269,15 @@ def build_toolset(
 def is_mcp_toolset(item: object) -> bool:
     """True for a toolset :func:`build_toolset` made."""
     return hasattr(item, "troupe_placement")
+
+
+def tool_name_conflict(agent: object) -> str | None:
+    """Why ``agent`` lost an MCP server's tools to a name another server holds,
+    if it did (only the agent's own toolsets, not its sub-agents')."""
+    for tool in getattr(agent, "tools", None) or []:
+        if conflict := getattr(tool, "troupe_conflict", None):
+            return str(conflict)
+    return None
 
 
 def mcp_toolsets(agent: BaseAgent) -> list[BaseToolset]:

@@ -18,6 +18,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from ..config import Config
 from ..errors import ConfigError
 from .guards import Guards
+from .mcp_conflicts import McpConflictPlugin
 from .plugins import GuardPlugin, RouterPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
 from .recovery import RecoveryPlugin
 from .tracing import TraceStore
@@ -33,6 +34,7 @@ RUNTIME_PLUGINS: tuple[tuple[str, PluginFactory], ...] = (
     # the model (a guard's stop) ends the chain for the ones after it.
     ("usage", lambda guards, _store: UsagePlugin(guards)),
     ("guards", lambda guards, _store: GuardPlugin(guards)),
+    ("mcp_conflicts", lambda _guards, _store: McpConflictPlugin()),
     ("recovery", lambda guards, _store: RecoveryPlugin(guards)),
     ("turn_timeout", lambda guards, _store: TurnTimeoutPlugin(guards)),
     # Last: it writes the trace once the others have recorded the turn.

@@ -8,9 +8,13 @@ from typing import Any, Literal
 
 from google.adk.events.event import Event
 
+from ..mcp.toolset import TOOL_NAME_CONFLICT
 from ..prompts import TRANSFER_TOOL
 from ..remote import REMOTE_FAILED
 from ..routing.fastpath import ROUTER_NAME, is_router_call
+
+FAILURE_CODES = frozenset({REMOTE_FAILED, TOOL_NAME_CONFLICT})
+"""``error_code`` values of the events that end a turn as failed."""
 
 EventKind = Literal["transfer", "tool_call", "tool_result", "text", "error"]
 
@@ -76,9 +80,10 @@ def steps(event: Event) -> list[Step]:
 
 def is_failure(event: Event) -> bool:
     """True for an event that ends the turn as failed: a remote agent that could
-    not answer (error code ``REMOTE_AGENT_FAILED``). A model's own error fields
-    (an empty or malformed reply) are left to the runtime's repairs."""
-    return event.error_code == REMOTE_FAILED
+    not answer, or two MCP servers offering one tool name (:data:`FAILURE_CODES`).
+    A model's own error fields (an empty or malformed reply) are left to the
+    runtime's repairs."""
+    return event.error_code in FAILURE_CODES
 
 
 def _is_error(response: Any) -> bool:
