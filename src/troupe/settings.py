@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -36,6 +36,7 @@ from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
     from .config import Config
+    from .tools import Tool
 
 CONFIG_ENV = "TROUPE_CONFIG"
 ENV_PREFIX = "TROUPE_"
@@ -166,7 +167,6 @@ class Settings(TeamOptions):
         from .builtins import builtin_tools
         from .builtins.operator import DEFAULT_TIMEOUT_S
         from .builtins.shell_policy import DEFAULT_DENY_COMMANDS
-        from .config import Config
         from .remote import build_remote_agents
 
         tools = (
@@ -182,6 +182,18 @@ class Settings(TeamOptions):
             if self.builtin_tools
             else []
         )
+        return self.config_over(tools).model_copy(
+            update={
+                "remote_agents": build_remote_agents(self.remote_agents),
+                "mcp_servers": [entry.to_server() for entry in self.mcp_servers],
+            }
+        )
+
+    def config_over(self, tools: Sequence[Tool]) -> Config:
+        """These settings' model, topology and team options over ``tools`` alone:
+        no built-in tools, MCP servers or remote agents (``troupe eval`` scores this)."""
+        from .config import Config
+
         shared = self.model_dump(include=set(TeamOptions.model_fields))
         return Config(
             **shared,
@@ -189,8 +201,6 @@ class Settings(TeamOptions):
             model=self.model,
             fallback_model=self.fallback_model,
             topology=self.topology,
-            remote_agents=build_remote_agents(self.remote_agents),
-            mcp_servers=[entry.to_server() for entry in self.mcp_servers],
         )
 
 

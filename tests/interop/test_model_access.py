@@ -6,7 +6,7 @@ Every test talks to the scripted OpenAI-compatible server on 127.0.0.1
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,13 +34,41 @@ def answering() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def _chat(tmp_path: Path, fake: FakeOpenAI, *lines: str) -> tuple[int, str]:
+def _config(tmp_path: Path, fake: FakeOpenAI, *lines: str) -> str:
     config = tmp_path / "troupe.yaml"
     body = [f"api_base: {fake.api_base}", "model_retries: 3", *lines]
     config.write_text("\n".join(body) + "\n", encoding="utf-8")
+    return str(config)
+
+
+def _chat(tmp_path: Path, fake: FakeOpenAI, *lines: str) -> tuple[int, str]:
+    config = _config(tmp_path, fake, *lines)
+    result = CliRunner().invoke(
+        app, ["chat", "--model", MODEL, "--config", config, "--workspace", str(tmp_path), "hi"]
+    )
+    return result.exit_code, result.output
+
+
+def _eval(tmp_path: Path, fake: FakeOpenAI, *lines: str) -> tuple[int, str]:
+    """``troupe eval`` on one request, decided by the model (router off)."""
+    config = _config(tmp_path, fake, *lines)
     result = CliRunner().invoke(
         app,
-        ["chat", "--model", MODEL, "--config", str(config), "--workspace", str(tmp_path), "hi"],
+        [
+            "eval",
+            "--model",
+            MODEL,
+            "--config",
+            config,
+            "--router",
+            "off",
+            "--limit",
+            "1",
+            "--out-json",
+            str(tmp_path / "eval.json"),
+            "--out-html",
+            str(tmp_path / "eval.html"),
+        ],
     )
     return result.exit_code, result.output
 
@@ -54,25 +82,35 @@ def test_a_keyless_local_server_answers_without_any_api_key(
     assert len(answering.requests) == 1
 
 
-def test_api_key_in_the_config_is_sent_to_the_server(tmp_path: Path, answering: FakeOpenAI) -> None:
-    code, out = _chat(tmp_path, answering, "api_key: sk-from-the-file")
+Command = Callable[..., tuple[int, str]]
+COMMANDS = pytest.mark.parametrize("run", [_chat, _eval], ids=["chat", "eval"])
+"""The commands that reach a model: both read the key through the same settings."""
+
+
+@COMMANDS
+def test_api_key_in_the_config_is_sent_to_the_server(
+    tmp_path: Path, answering: FakeOpenAI, run: Command
+) -> None:
+    code, out = run(tmp_path, answering, "api_key: sk-from-the-file")
     assert code == 0, out
     assert answering.authorizations == ["Bearer sk-from-the-file"]
 
 
+@COMMANDS
 def test_api_key_env_names_the_variable_whose_key_is_sent(
-    tmp_path: Path, answering: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, answering: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, run: Command
 ) -> None:
     monkeypatch.setenv("LOCAL_LLM_KEY", "sk-from-the-environment")
-    code, out = _chat(tmp_path, answering, "api_key_env: LOCAL_LLM_KEY")
+    code, out = run(tmp_path, answering, "api_key_env: LOCAL_LLM_KEY")
     assert code == 0, out
     assert answering.authorizations == ["Bearer sk-from-the-environment"]
 
 
+@COMMANDS
 def test_an_unset_api_key_env_is_a_config_error_naming_the_variable(
-    tmp_path: Path, answering: FakeOpenAI
+    tmp_path: Path, answering: FakeOpenAI, run: Command
 ) -> None:
-    code, out = _chat(tmp_path, answering, "api_key_env: NOT_SET_ANYWHERE")
+    code, out = run(tmp_path, answering, "api_key_env: NOT_SET_ANYWHERE")
     assert code == 2, out
     assert "'NOT_SET_ANYWHERE', which is not set" in unwrapped(out)
     assert answering.requests == []

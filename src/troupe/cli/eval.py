@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,7 +43,11 @@ def eval_command(
     ] = None,
     config: Annotated[
         Path | None,
-        typer.Option("--config", "-c", help="YAML config file to take model and api_base from."),
+        typer.Option(
+            "--config",
+            "-c",
+            help="YAML config file to take model, api_base, api_key(_env) and router from.",
+        ),
     ] = None,
     dataset: Annotated[
         Path | None,
@@ -119,22 +122,23 @@ def _run(
     router: str | None = None,
     threshold: float | None = None,
 ) -> dict[str, Any]:
-    from ..config import Config, router_mode
+    from ..config import router_mode
     from ..evaluation.dataset import load_cases, spread
     from ..evaluation.report import build_report
-    from ..evaluation.runner import build_eval_tree, evaluate_cases
+    from ..evaluation.runner import eval_tree, evaluate_cases
     from ..models.resolve import model_label
-    from ..settings import CONFIG_ENV, read_config_file
+    from ..settings import load_settings
 
-    config_path = config or os.environ.get(CONFIG_ENV)
-    if config_path:
-        parsed = read_config_file(config_path)
-        model = model or parsed.model
-        api_base = api_base or parsed.api_base
-        router = router or parsed.router
-        threshold = parsed.router_threshold if threshold is None else threshold
+    # The same layers and model key as `troupe chat`: options > TROUPE_* > file > defaults.
+    settings = load_settings(
+        config_path=config,
+        model=model,
+        api_base=api_base,
+        router=router,
+        router_threshold=threshold,
+    )
     cases = spread(load_cases(dataset), limit)
-    root = build_eval_tree(model, api_base=api_base, router=router, router_threshold=threshold)
+    root = eval_tree(settings.config_over(()))
     label = model_label(root.model)
     start = time.perf_counter()
     with _progress(len(cases), label) as advance:
@@ -143,7 +147,7 @@ def _run(
         )
     return build_report(
         results,
-        model=f"{label}, router {router_mode(Config(router=router))}",
+        model=f"{label}, router {router_mode(settings.config)}",
         dataset=str(dataset) if dataset else "troupe's built-in routing set",
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,

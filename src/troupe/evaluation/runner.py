@@ -47,13 +47,26 @@ def build_eval_tree(
 ) -> LlmAgent:
     """The default topology over the stub tools, with ``model`` on every agent
     and the fast-path router ``auto`` or ``off`` (None: ``TROUPE_ROUTER``, else auto)."""
+    return eval_tree(
+        Config(model=model, api_base=api_base, router=router, router_threshold=router_threshold)
+    )
+
+
+def eval_tree(config: Config) -> LlmAgent:
+    """The tree ``troupe eval`` scores for ``config``: its model options (model,
+    ``api_base``, ``api_key`` or ``api_key_env``, retries, fallback, router)
+    over the default topology and the stub tools, resolved as chat resolves
+    them (:func:`~troupe.build_agent_tree`). Its MCP servers and remote agents
+    are left out: only the routing decision is scored."""
     return build_agent_tree(
-        Config(
-            tools=stub_tools(),
-            model=model,
-            api_base=api_base,
-            router=router,
-            router_threshold=router_threshold,
+        config.model_copy(
+            update={
+                "mcp_servers": [],
+                "remote_agents": [],
+                "tools": stub_tools(),
+                "topology": "default",
+                "multi_agent": True,
+            }
         )
     )
 
