@@ -13,7 +13,6 @@ Playwright or MCP loaded runs too.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import subprocess
@@ -21,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from troupe.benchmarks.results import text_table, write_json
 
 DEFAULT_OUT = Path(__file__).parent / "results" / "cli_startup.json"
 HEAVY = ("google.adk", "google.genai", "litellm", "playwright", "mcp", "a2a", "sqlalchemy")
@@ -100,18 +101,19 @@ def measure(rounds: int) -> dict[str, Any]:
 
 def table(result: dict[str, Any]) -> str:
     """The printed table."""
-    lines = [
-        "command               | median s | typer+rich s | ratio | extra s",
-        "----------------------+----------+--------------+-------+--------",
-    ]
-    for row in result["rows"]:
-        lines.append(
-            f"{row['command']:<21} | {row['median_s']:<8.3f} | {row['baseline_median_s']:<12.3f}"
-            f" | {row['ratio']:<5.2f} | {row['extra_s']:.3f}"
+    head = ("command", "median s", "typer+rich s", "ratio", "extra s")
+    rows = [
+        (
+            row["command"],
+            f"{row['median_s']:.3f}",
+            f"{row['baseline_median_s']:.3f}",
+            f"{row['ratio']:.2f}",
+            f"{row['extra_s']:.3f}",
         )
+        for row in result["rows"]
+    ]
     heavy = ", ".join(result["heavy_modules_after_help"]) or "none"
-    lines.append(f"heavy packages loaded by --help: {heavy}")
-    return "\n".join(lines)
+    return text_table(head, rows) + f"\nheavy packages loaded by --help: {heavy}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,9 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--rounds must be 1 or more, not {args.rounds}")
     result = measure(args.rounds)
     print(table(result))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"JSON: {args.out}")
+    print(f"JSON: {write_json(result, args.out)}")
     return 0
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import platform
 import statistics
 import sys
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from troupe.benchmarks.results import text_table, write_json
 from troupe.builtins._process import run_process
 from troupe.sandbox import Jail, command_env, sandbox_status
 
@@ -88,18 +88,15 @@ def _row(command: str, times: dict[str, list[float]]) -> dict[str, Any]:
 def render(data: dict[str, Any]) -> str:
     """The results as a plain-text table."""
     head = ("command", "unjailed ms", "jailed ms", "added ms", "unjailed p95", "jailed p95")
-    lines = [" | ".join(head)]
-    for row in data["results"]:
-        cells = (
-            row["command"],
-            row["unjailed_median_ms"],
-            row["jailed_median_ms"],
-            row["added_median_ms"],
-            row["unjailed_p95_ms"],
-            row["jailed_p95_ms"],
-        )
-        lines.append(" | ".join(str(c) for c in cells))
-    return "\n".join(lines)
+    keys = (
+        "command",
+        "unjailed_median_ms",
+        "jailed_median_ms",
+        "added_median_ms",
+        "unjailed_p95_ms",
+        "jailed_p95_ms",
+    )
+    return text_table(head, [[row[k] for k in keys] for row in data["results"]])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,9 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--runs must be from 1 to 10000, not {args.runs}")
     data = asyncio.run(measure(args.runs))
     print(render(data))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    print(f"wrote {write_json(data, args.out)}")
     return 0
 
 

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,6 +28,7 @@ from ..runtime.assistant import Assistant, visible_text
 from ..tree import build_agent_tree
 from .faulty import FaultRates, FaultyModel
 from .plain import plain_adk_tree
+from .results import text_table, write_json
 from .stub_tools import stub_tools
 
 STRATEGIES = ("plain-adk", "retry-only", "troupe")
@@ -247,7 +248,7 @@ def format_table(results: list[dict[str, Any]]) -> str:
         )
         for r in results
     ]
-    return _table(head, rows)
+    return text_table(head, rows)
 
 
 def format_fault_table(results: list[dict[str, Any]]) -> str:
@@ -267,15 +268,7 @@ def format_fault_table(results: list[dict[str, Any]]) -> str:
         )
         for kind in kinds
     ]
-    return _table(head, rows)
-
-
-def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    line = " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))
-    out = [line, "-+-".join("-" * w for w in widths)]
-    out += [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-    return "\n".join(out)
+    return text_table(head, rows)
 
 
 async def run_benchmark(
@@ -295,7 +288,6 @@ async def run_benchmark(
         summary = await run_strategy(strategy, requests, turns=turns, rates=rates, seed=seed)
         summaries.append(summary.summary())
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "turns": turns,
             "seed": seed,
@@ -303,5 +295,5 @@ async def run_benchmark(
             "rates": asdict(rates),
             "results": summaries,
         }
-        out.write_text(json.dumps(payload, indent=2) + "\n")
+        write_json(payload, out)
     return summaries

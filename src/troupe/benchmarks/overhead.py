@@ -8,7 +8,6 @@ both alike; the ratio of their medians is the figure that matters.
 
 from __future__ import annotations
 
-import json
 import logging
 import statistics
 import time
@@ -24,6 +23,7 @@ from ..models.offline import OfflineModel
 from ..runtime.assistant import Assistant
 from ..tree import build_agent_tree
 from .plain import plain_adk_tree
+from .results import write_json
 from .stub_tools import stub_tools
 
 REQUESTS = (
@@ -94,8 +94,7 @@ async def run_overhead(
         "ratio_troupe_to_plain": round(medians["troupe"] / medians["plain-adk"], 3),
     }
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(result, out)
     return result
 
 
