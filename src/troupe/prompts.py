@@ -68,52 +68,59 @@ def is_system_note(text: str) -> bool:
     return text.lstrip().startswith(SYSTEM_PREFIX)
 
 
+def _note(*sentences: str) -> str:
+    """A note from the runtime: the system prefix, the sentences, the closing bracket."""
+    return f"{SYSTEM_PREFIX} {' '.join(sentences)}]"
+
+
+def _declined(who: str, request: str = "previous request") -> str:
+    return f"{who} declined the user's {request}"
+
+
 def correction_message(bad_name: str, valid_names: Sequence[str]) -> str:
     """The note sent after the model named an agent that does not exist."""
-    return (
-        f'{SYSTEM_PREFIX} Agent "{bad_name}" does not exist. Valid agents: '
-        f"{', '.join(valid_names)}. Please retry using one of the valid agent names "
-        "listed above.]"
+    return _note(
+        f'Agent "{bad_name}" does not exist. Valid agents: {", ".join(valid_names)}.',
+        "Please retry using one of the valid agent names listed above.",
     )
 
 
 def reroute_message(refused_by: str, target: str | None, refused: Sequence[str]) -> str:
     """Asks the orchestrator to send a rejected task elsewhere."""
-    avoid = ", ".join(refused)
     if target:
-        return (
-            f"{SYSTEM_PREFIX} {refused_by} declined the user's request because it needs "
-            f"{target}. Delegate the user's previous request to {target}. Do not delegate "
-            f"it to {avoid}.]"
-        )
-    return (
-        f"{SYSTEM_PREFIX} {refused_by} declined the user's request. Delegate the user's "
-        f"previous request to the best other agent. Do not delegate it to {avoid}.]"
+        why = f"{_declined(refused_by, 'request')} because it needs {target}."
+        where = target
+    else:
+        why = f"{_declined(refused_by, 'request')}."
+        where = "the best other agent"
+    return _note(
+        why,
+        f"Delegate the user's previous request to {where}.",
+        f"Do not delegate it to {', '.join(refused)}.",
     )
 
 
 def answer_directly_message(refused: Sequence[str]) -> str:
     """Tells the orchestrator to stop delegating after repeated refusals."""
-    return (
-        f"{SYSTEM_PREFIX} {', '.join(refused)} declined the user's previous request. Do not "
-        f"delegate again: {_DIRECT_MARK} and say what could not be done.]"
+    return _note(
+        f"{_declined(', '.join(refused))}.",
+        f"Do not delegate again: {_DIRECT_MARK} and say what could not be done.",
     )
 
 
 def handoff_message(refused_by: str, target: str) -> str:
     """Tells the agent a rejected task was handed to that it is now its task."""
-    return (
-        f"{SYSTEM_PREFIX} {refused_by} declined the user's previous request as outside its "
-        f"role. {target}, it is yours now: handle it.]"
+    return _note(
+        f"{_declined(refused_by)} as outside its role.", f"{target}, it is yours now: handle it."
     )
 
 
 def redo_message(valid_names: Sequence[str]) -> str:
     """Sent once when the orchestrator's reply neither answered nor delegated."""
-    return (
-        f"{SYSTEM_PREFIX} Your last reply neither answered the user nor delegated. Call "
-        f"{TRANSFER_TOOL} with one of {', '.join(valid_names)}, or answer the user's previous "
-        "request directly in plain words.]"
+    return _note(
+        "Your last reply neither answered the user nor delegated.",
+        f"Call {TRANSFER_TOOL} with one of {', '.join(valid_names)}, or answer the user's "
+        "previous request directly in plain words.",
     )
 
 

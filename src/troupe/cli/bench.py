@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -30,6 +29,12 @@ console = Console(highlight=False)
 RESULTS = Path("bench/results")
 
 
+def _show(out: Path, *tables: str) -> None:
+    """Print a benchmark's tables, a blank line apart, then where its JSON went."""
+    print("\n\n".join(tables))
+    console.print(f"[dim]wrote {escape(str(out))}[/]")
+
+
 @bench_app.command("faults")
 def faults(
     turns: Annotated[int, typer.Option(help="Turns per strategy.", min=1)] = 1000,
@@ -40,10 +45,7 @@ def faults(
     from ..benchmarks.faults import format_fault_table, format_table, run_benchmark
 
     results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
-    print(format_table(results))
-    print()
-    print(format_fault_table(results))
-    console.print(f"[dim]wrote {escape(str(out))}[/]")
+    _show(out, format_table(results), format_fault_table(results))
 
 
 @bench_app.command("overhead")
@@ -54,9 +56,7 @@ def overhead(
     """troupe's tree and runner against the same tree on plain ADK."""
     from ..benchmarks.overhead import format_overhead, run_overhead
 
-    result = asyncio.run(run_overhead(turns=turns, out=out))
-    print(format_overhead(result))
-    console.print(f"[dim]wrote {escape(str(out))}[/]")
+    _show(out, format_overhead(asyncio.run(run_overhead(turns=turns, out=out))))
 
 
 @bench_app.command("prompt")
@@ -65,18 +65,16 @@ def prompt(
 ) -> None:
     """Tokens in the orchestrator's request, before and after trimming ADK's transfer list."""
     from ..benchmarks.prompt_size import measure
+    from ..benchmarks.results import write_json
 
     with tempfile.TemporaryDirectory() as tmp:
         result = asyncio.run(measure(Path(tmp)))
-    for label in ("before", "after"):
-        row = result[label]
-        console.print(
-            f"{label:6} system {row['system_tokens']:5d}  tools {row['tool_tokens']:4d}"
-            f"  total {row['total_tokens']:5d} tokens ({result['tokenizer']})"
-        )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    console.print(f"[dim]wrote {escape(str(out))}[/]")
+    lines = [
+        f"{label:6} system {row['system_tokens']:5d}  tools {row['tool_tokens']:4d}"
+        f"  total {row['total_tokens']:5d} tokens ({result['tokenizer']})"
+        for label, row in ((label, result[label]) for label in ("before", "after"))
+    ]
+    _show(write_json(result, out), "\n".join(lines))
 
 
 @bench_app.command("router")
@@ -88,5 +86,4 @@ def router(
 
     with tempfile.TemporaryDirectory() as tmp:
         result = asyncio.run(run_router_bench(Path(tmp), out))
-    print(format_router_bench(result))
-    console.print(f"[dim]wrote {escape(str(out))}[/]")
+    _show(out, format_router_bench(result))
