@@ -7,14 +7,19 @@ sub-agent entries describe capabilities, never raw tool names.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from google.adk.agents import LlmAgent
-from google.adk.events.event import Event
 
 import troupe
 from fakes.agents import OPERATOR_TOOLS, instruction_of
+from fakes.named_tools import (
+    mentions,
+    named_tree,
+    routing_blocks,
+    run_offline,
+    sub_agent,
+)
 from troupe.testing import simplify
 
 CLASSIC_TOOL_NAMES = [
@@ -30,45 +35,8 @@ CLASSIC_TOOL_NAMES = [
 ]
 
 
-def make_tool(name: str) -> troupe.Tool:
-    def run(request: str = "") -> dict[str, str]:
-        return {"tool": name, "request": request}
-
-    run.__name__ = name
-    run.__doc__ = f"Performs {name.replace('_', ' ')}."
-    return troupe.Tool.from_function(run)
-
-
 def classic_tree(tool_names: list[str] = CLASSIC_TOOL_NAMES, **options: Any) -> LlmAgent:
-    config = troupe.Config(
-        tools=[make_tool(n) for n in tool_names], model="offline", topology="classic", **options
-    )
-    return troupe.build_agent_tree(config)
-
-
-def sub_agent(root: LlmAgent, name: str) -> LlmAgent:
-    found = [a for a in root.sub_agents if a.name == name]
-    assert found, f"{name} was not created"
-    agent = found[0]
-    assert isinstance(agent, LlmAgent)
-    return agent
-
-
-def routing_blocks(instruction: str) -> dict[str, str]:
-    """Agent name -> its routing-table entry."""
-    table = instruction.split("## Routing table", 1)[1].split("\n## ", 1)[0]
-    return {
-        m.group(1): m.group(2)
-        for m in re.finditer(r"^### (\S+)\n(.*?)(?=^### |\Z)", table, re.M | re.S)
-    }
-
-
-def mentions(text: str, word: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
-
-
-async def run_offline(root: LlmAgent, text: str) -> list[Event]:
-    return [event async for event in troupe.Assistant(root).run("spec-000", text)]
+    return named_tree(tool_names, topology="classic", **options)
 
 
 # Requirement: Capability-based sub-agent descriptions

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
 import pytest
 from google.adk.agents import LlmAgent
-from google.adk.events.event import Event
-from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.function_tool import FunctionTool
 
 import troupe
 from fakes.agents import OPERATOR_TOOLS, instruction_of, tool_names
+from fakes.named_tools import (
+    counting_adapter,
+    make_tools,
+    mentions,
+    named_tree,
+    routing_blocks,
+    run_offline,
+    sub_agent,
+)
 from troupe.testing import simplify
 
 SIX_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
@@ -37,59 +41,12 @@ TOOLS_BY_ROLE = {
 ALL_ROUTED = [name for names in TOOLS_BY_ROLE.values() for name in names]
 
 
-def make_tool(name: str) -> troupe.Tool:
-    def run(request: str = "") -> dict[str, str]:
-        return {"tool": name, "request": request}
-
-    run.__name__ = name
-    run.__doc__ = f"Performs {name.replace('_', ' ')}."
-    return troupe.Tool.from_function(run)
-
-
-def make_tools(names: list[str]) -> list[troupe.Tool]:
-    return [make_tool(n) for n in names]
-
-
-def counting_adapter() -> tuple[Callable[[troupe.Tool], BaseTool], Counter[str]]:
-    calls: Counter[str] = Counter()
-
-    def adapt(tool: troupe.Tool) -> BaseTool:
-        calls[tool.name] += 1
-        return FunctionTool(func=tool.func)
-
-    return adapt, calls
-
-
 def default_tree(tool_names: list[str], **options: Any) -> LlmAgent:
-    return troupe.build_agent_tree(
-        troupe.Config(tools=make_tools(tool_names), model="offline", **options)
-    )
+    return named_tree(tool_names, **options)
 
 
 def names_of(tools: list[troupe.Tool]) -> list[str]:
     return [tool.name for tool in tools]
-
-
-def routing_blocks(instruction: str) -> dict[str, str]:
-    table = instruction.split("## Routing table", 1)[1].split("\n## ", 1)[0]
-    pattern = r"^### (\S+)\n(.*?)(?=^### |\Z)"
-    return {m.group(1): m.group(2) for m in re.finditer(pattern, table, re.M | re.S)}
-
-
-def sub_agent(root: LlmAgent, name: str) -> LlmAgent:
-    found = [a for a in root.sub_agents if a.name == name]
-    assert found, f"{name} was not created"
-    agent = found[0]
-    assert isinstance(agent, LlmAgent)
-    return agent
-
-
-def mentions(text: str, word: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
-
-
-async def run_offline(root: LlmAgent, text: str) -> list[Event]:
-    return [event async for event in troupe.Assistant(root).run("spec-001", text)]
 
 
 # Requirement: Hierarchical agent tree with sub-agents

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from google.adk.agents import LlmAgent
-from google.adk.agents.base_agent import BaseAgent
-from google.adk.events.event import Event
-from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.function_tool import FunctionTool
 
 import troupe
 from fakes.agents import OPERATOR_TOOLS, instruction_of, tool_names
+from fakes.named_tools import counting_adapter, named_tree, run_offline
 from troupe.testing import simplify
 
 CLASSIC_AGENTS = ["executor", "researcher", "planner", "memory_manager"]
@@ -28,33 +24,8 @@ CLASSIC_AGENTS = ["executor", "researcher", "planner", "memory_manager"]
 CLASSIC_TOOL_NAMES = ["exec_shell", "fs_read", "search_web", "memory_store"]
 
 
-def make_tool(name: str) -> troupe.Tool:
-    """A tool whose function carries the tool's name, so FunctionTool keeps it."""
-
-    def run(request: str = "") -> dict[str, str]:
-        return {"tool": name, "request": request}
-
-    run.__name__ = name
-    run.__doc__ = f"Performs {name.replace('_', ' ')}."
-    return troupe.Tool.from_function(run)
-
-
-def counting_adapter() -> tuple[Callable[[troupe.Tool], BaseTool], Counter[str]]:
-    """An adapt_tool that records how often each tool was adapted."""
-    calls: Counter[str] = Counter()
-
-    def adapt(tool: troupe.Tool) -> BaseTool:
-        calls[tool.name] += 1
-        return FunctionTool(func=tool.func)
-
-    return adapt, calls
-
-
 def classic_tree(tool_names: list[str] = CLASSIC_TOOL_NAMES, **options: Any) -> LlmAgent:
-    config = troupe.Config(
-        tools=[make_tool(n) for n in tool_names], model="offline", topology="classic", **options
-    )
-    return troupe.build_agent_tree(config)
+    return named_tree(tool_names, topology="classic", **options)
 
 
 def routing_block(instruction: str, agent: str) -> str:
@@ -62,11 +33,6 @@ def routing_block(instruction: str, agent: str) -> str:
     match = re.search(rf"^### {re.escape(agent)}\n(.*?)(?=^#{{2,3}} |\Z)", instruction, re.M | re.S)
     assert match, f"no routing entry for {agent!r}"
     return match.group(1)
-
-
-async def run_offline(root: BaseAgent, text: str) -> list[Event]:
-    assistant = troupe.Assistant(root)
-    return [event async for event in assistant.run("spec-002", text)]
 
 
 # Requirement: Hierarchical agent tree with sub-agents

@@ -15,6 +15,7 @@ import pytest
 from google.adk.agents import LlmAgent
 
 import troupe
+from fakes.named_tools import make_tool, named_tree
 from troupe.testing import ScriptedModel, call, simplify, system_text, user_texts
 
 CLASSIC_TOOL_NAMES = ["exec_shell", "fs_read", "browser_navigate", "search_web", "memory_store"]
@@ -23,24 +24,8 @@ CLASSIC_AGENTS = ("executor", "researcher", "planner", "memory_manager")
 BAD_NAME = "gizmo_agent"
 
 
-def make_tool(name: str) -> troupe.Tool:
-    def run(request: str = "") -> dict[str, str]:
-        return {"tool": name, "request": request}
-
-    run.__name__ = name
-    run.__doc__ = f"Performs {name.replace('_', ' ')}."
-    return troupe.Tool.from_function(run)
-
-
 def classic_tree(model: ScriptedModel | str = "offline", **options: Any) -> LlmAgent:
-    return troupe.build_agent_tree(
-        troupe.Config(
-            tools=[make_tool(n) for n in CLASSIC_TOOL_NAMES],
-            model=model,
-            topology="classic",
-            **options,
-        )
-    )
+    return named_tree(CLASSIC_TOOL_NAMES, model=model, topology="classic", **options)
 
 
 def retry_only_tree(model: ScriptedModel) -> LlmAgent:

@@ -9,7 +9,6 @@ without tools are skipped.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -23,29 +22,14 @@ from typing_extensions import override
 
 import troupe
 from fakes.agents import OPERATOR_TOOLS, instruction_of, tool_names
+from fakes.named_tools import make_tool, named_tree, routing_blocks
 from troupe.testing import declared_tools, simplify
 
 SIX_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
 
 
-def make_tool(name: str) -> troupe.Tool:
-    def run(request: str = "") -> dict[str, str]:
-        return {"tool": name, "request": request}
-
-    run.__name__ = name
-    run.__doc__ = f"Performs {name.replace('_', ' ')}."
-    return troupe.Tool.from_function(run)
-
-
 def tree(tool_names: list[str], **options: Any) -> LlmAgent:
-    config = troupe.Config(tools=[make_tool(n) for n in tool_names], model="offline", **options)
-    return troupe.build_agent_tree(config)
-
-
-def routing_blocks(instruction: str) -> dict[str, str]:
-    table = instruction.split("## Routing table", 1)[1].split("\n## ", 1)[0]
-    pattern = r"^### (\S+)\n(.*?)(?=^### |\Z)"
-    return {m.group(1): m.group(2) for m in re.finditer(pattern, table, re.M | re.S)}
+    return named_tree(tool_names, **options)
 
 
 def spec(name: str) -> troupe.AgentSpec:
