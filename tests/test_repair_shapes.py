@@ -5,20 +5,15 @@ from __future__ import annotations
 import pytest
 
 import troupe
+from fakes.scripted import scripted_assistant, turn_events
 from fakes.shapes import SHAPES, FailureShape, check_outcome, shape_id
-from troupe.benchmarks.stub_tools import stub_tools
 from troupe.testing import ScriptedModel, call, user_texts
-
-
-def _assistant(model: ScriptedModel, rounds: int = 5) -> troupe.Assistant:
-    config = troupe.Config(tools=stub_tools(), model=model, max_delegation_rounds=rounds)
-    return troupe.Assistant(troupe.build_agent_tree(config))
 
 
 async def _turn(shape: FailureShape) -> tuple[troupe.Assistant, ScriptedModel, list]:
     model = ScriptedModel(replies=list(shape.replies))
-    assistant = _assistant(model, shape.max_delegation_rounds)
-    events = [e async for e in assistant.run("s1", shape.request)]
+    assistant = scripted_assistant(model, max_delegation_rounds=shape.max_delegation_rounds)
+    events = await turn_events(assistant, shape.request)
     return assistant, model, events
 
 
@@ -42,7 +37,7 @@ async def test_shape_is_counted_as_an_invalid_name(shape: FailureShape) -> None:
 async def test_agent_called_as_function_passes_its_arguments_to_the_specialist() -> None:
     model = ScriptedModel(replies=[call("operator", command="ls -la /srv"), "ran it"])
 
-    await _assistant(model).run_and_collect("s1", "show me what is in /srv")
+    await scripted_assistant(model).run_and_collect("s1", "show me what is in /srv")
 
     operator_request = model.requests[1]
     assert any("ls -la /srv" in text for text in user_texts(operator_request))
@@ -50,7 +45,7 @@ async def test_agent_called_as_function_passes_its_arguments_to_the_specialist()
 
 async def test_repaired_agent_call_is_recorded_as_a_repair_to_that_agent() -> None:
     model = ScriptedModel(replies=[call("vault", text="hello"), "hashed"])
-    assistant = _assistant(model)
+    assistant = scripted_assistant(model)
 
     await assistant.run_and_collect("s1", "hash hello")
 
@@ -62,7 +57,7 @@ async def test_repaired_agent_call_is_recorded_as_a_repair_to_that_agent() -> No
 async def test_orchestrator_echoing_reject_is_not_rerouted_as_a_rejection() -> None:
     echo = "[REJECT] This task requires <agent>: <one-sentence reason>"
     model = ScriptedModel(replies=[echo, echo, "unused", "unused"])
-    assistant = _assistant(model)
+    assistant = scripted_assistant(model)
 
     await assistant.run_and_collect("s1", "list the files here")
 
@@ -72,7 +67,7 @@ async def test_orchestrator_echoing_reject_is_not_rerouted_as_a_rejection() -> N
 
 async def test_same_unknown_agent_twice_names_the_request_and_the_agents() -> None:
     model = ScriptedModel(replies=[call("transfer_to_agent", agent_name="wizard")] * 6)
-    assistant = _assistant(model)
+    assistant = scripted_assistant(model)
 
     reply = await assistant.run_and_collect("s1", "cast a spell")
 
@@ -87,7 +82,7 @@ async def test_failed_transfer_attempts_count_toward_the_delegation_rounds() -> 
         replies=[call("transfer_to_agent", agent_name=name) for name in ("a1", "a2", "a3", "a4")]
         + ["unused"] * 4
     )
-    assistant = _assistant(model, rounds=3)
+    assistant = scripted_assistant(model, max_delegation_rounds=3)
 
     reply = await assistant.run_and_collect("s1", "do something")
 

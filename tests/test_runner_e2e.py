@@ -7,9 +7,9 @@ import logging
 from pathlib import Path
 
 import pytest
-from google.adk.events.event import Event
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
+from fakes.scripted import scripted_assistant, turn_events
 from troupe import Assistant, Config, Tool, UnknownAgentError, build_agent_tree
 from troupe.builtins import Workspace, operator_tools
 from troupe.runtime.assistant import unknown_agent_name
@@ -62,23 +62,6 @@ def tools(workspace: Path) -> list[Tool]:
     ]
 
 
-def assistant_for(
-    model: ScriptedModel,
-    tools: list[Tool],
-    *,
-    multi_agent: bool = True,
-    transfer_repair: bool = True,
-) -> Assistant:
-    config = Config(
-        tools=tools, model=model, multi_agent=multi_agent, transfer_repair=transfer_repair
-    )
-    return Assistant(build_agent_tree(config))
-
-
-async def collect(assistant: Assistant, session_id: str, text: str) -> list[Event]:
-    return [event async for event in assistant.run(session_id, text)]
-
-
 DELEGATION = [
     ("orchestrator", "transfer", "operator"),
     ("operator", "tool_call", "fs_list"),
@@ -97,7 +80,7 @@ async def test_delegation_runs_orchestrator_then_operator_tool_then_answer(
             "The workspace holds notes.txt and src/.",
         ]
     )
-    events = await collect(assistant_for(model, tools), "s1", "list the files here")
+    events = await turn_events(scripted_assistant(model, tools), "list the files here")
 
     assert simplify(events) == DELEGATION
     result = next(s for e in events for s in steps(e) if s.kind == "tool_result")
@@ -111,7 +94,7 @@ async def test_orchestrator_sees_only_transfer_and_operator_sees_its_own_tools(
     model = ScriptedModel(
         replies=[call("transfer_to_agent", agent_name="operator"), call("fs_list"), "done"]
     )
-    await collect(assistant_for(model, tools), "s1", "list the files here")
+    await turn_events(scripted_assistant(model, tools), "list the files here")
 
     orchestrator_request, operator_request, _ = model.requests
     assert declared_tools(orchestrator_request) == ["transfer_to_agent"]
@@ -128,14 +111,14 @@ async def test_run_and_collect_returns_only_the_user_visible_text(tools: list[To
             "The workspace holds notes.txt and src/.",
         ]
     )
-    reply = await assistant_for(model, tools).run_and_collect("s1", "list the files here")
+    reply = await scripted_assistant(model, tools).run_and_collect("s1", "list the files here")
 
     assert reply == "The workspace holds notes.txt and src/."
 
 
 async def test_greeting_is_answered_directly_without_a_transfer(tools: list[Tool]) -> None:
     model = ScriptedModel(replies=["Hello! What can I do for you?"])
-    events = await collect(assistant_for(model, tools), "s1", "hello")
+    events = await turn_events(scripted_assistant(model, tools), "hello")
 
     assert simplify(events) == [("orchestrator", "text", None)]
     assert len(model.requests) == 1
@@ -147,8 +130,8 @@ async def test_single_agent_mode_calls_tools_itself_without_transfers(
     model = ScriptedModel(
         replies=[call("fs_read", path="notes.txt"), "It says: remember the milk."]
     )
-    assistant = assistant_for(model, tools, multi_agent=False)
-    events = await collect(assistant, "s1", "read notes.txt")
+    assistant = scripted_assistant(model, tools, multi_agent=False)
+    events = await turn_events(assistant, "read notes.txt")
 
     assert simplify(events) == [
         ("assistant", "tool_call", "fs_read"),
@@ -171,9 +154,9 @@ async def test_unknown_agent_is_corrected_once_in_the_same_session(
             "The workspace holds notes.txt and src/.",
         ]
     )
-    assistant = assistant_for(model, tools, transfer_repair=False)
+    assistant = scripted_assistant(model, tools, transfer_repair=False)
     with caplog.at_level(logging.WARNING, logger="troupe.runtime"):
-        events = await collect(assistant, "s1", "list the files here")
+        events = await turn_events(assistant, "list the files here")
 
     assert simplify(events)[-4:] == DELEGATION
     retry_request = model.requests[1]
@@ -192,8 +175,8 @@ async def test_second_unknown_agent_raises_unknown_agent_error(tools: list[Tool]
         ]
     )
     with pytest.raises(UnknownAgentError) as caught:
-        await collect(
-            assistant_for(model, tools, transfer_repair=False), "s1", "list the files here"
+        await turn_events(
+            scripted_assistant(model, tools, transfer_repair=False), "list the files here"
         )
 
     assert caught.value.agent_name == "opperator"
@@ -205,7 +188,7 @@ async def test_second_unknown_agent_raises_unknown_agent_error(tools: list[Tool]
 async def test_other_errors_are_raised_without_a_retry(tools: list[Tool]) -> None:
     model = ScriptedModel(replies=[RuntimeError("quota exceeded"), "never reached"])
     with pytest.raises(RuntimeError, match="quota exceeded"):
-        await collect(assistant_for(model, tools), "s1", "list the files here")
+        await turn_events(scripted_assistant(model, tools), "list the files here")
 
     assert len(model.requests) == 1
 
@@ -223,7 +206,7 @@ async def test_each_unknown_agent_error_format_triggers_the_correction(
     tools: list[Tool], message: str
 ) -> None:
     model = ScriptedModel(replies=[ValueError(message), "Sorry, here is my answer."])
-    reply = await assistant_for(model, tools, transfer_repair=False).run_and_collect(
+    reply = await scripted_assistant(model, tools, transfer_repair=False).run_and_collect(
         "s1", "list the files here"
     )
 
@@ -280,7 +263,7 @@ async def test_scripted_model_accepts_tuples_and_says_when_its_script_runs_out(
     model = ScriptedModel(replies=[("transfer_to_agent", {"agent_name": "operator"})])
 
     with pytest.raises(ScriptExhaustedError, match="only 1 replies"):
-        await collect(assistant_for(model, tools), "s1", "list the files here")
+        await turn_events(scripted_assistant(model, tools), "list the files here")
 
     assert len(model.requests) == 2
     assert model.remaining == 0

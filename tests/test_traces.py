@@ -5,20 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
 import troupe
-from troupe.benchmarks.stub_tools import stub_tools
+from fakes.scripted import scripted_assistant
 from troupe.cli.app import app
 from troupe.runtime.tracing import TraceStore, mask_args
 from troupe.testing import ScriptedModel, call
-
-
-def _assistant(model: ScriptedModel, store: TraceStore, **options: Any) -> troupe.Assistant:
-    config = troupe.Config(tools=stub_tools(), model=model, retry_base_delay=0.0, **options)
-    return troupe.Assistant(troupe.build_agent_tree(config), trace_store=store)
 
 
 async def test_turn_trace_records_path_model_and_tool_calls(tmp_path: Path) -> None:
@@ -30,7 +24,7 @@ async def test_turn_trace_records_path_model_and_tool_calls(tmp_path: Path) -> N
             "read it",
         ]
     )
-    assistant = _assistant(model, store)
+    assistant = scripted_assistant(model, trace_store=store)
     await assistant.run_and_collect("s1", "open https://example.com")
     trace = store.get(assistant.last_trace_id or "")
     assert trace is not None
@@ -47,7 +41,7 @@ async def test_turn_trace_records_path_model_and_tool_calls(tmp_path: Path) -> N
 async def test_stopped_turn_is_traced_as_stopped(tmp_path: Path) -> None:
     store = TraceStore(tmp_path / "traces.db")
     model = ScriptedModel(replies=[call("fs_list", path=".")] * 5)
-    assistant = _assistant(model, store, multi_agent=False)
+    assistant = scripted_assistant(model, trace_store=store, multi_agent=False)
     await assistant.run_and_collect("s1", "list")
     trace = store.list(limit=1)[0]
     assert trace.outcome == "stopped"
@@ -63,7 +57,7 @@ def test_secret_looking_arguments_are_masked() -> None:
 def test_trace_list_and_show_render_stored_turns(tmp_path: Path) -> None:
     store = TraceStore(tmp_path / "traces.db")
     model = ScriptedModel(replies=["hello!"])
-    assistant = _assistant(model, store)
+    assistant = scripted_assistant(model, trace_store=store)
     asyncio.run(assistant.run_and_collect("chat-1", "hello"))
     runner = CliRunner()
     listed = runner.invoke(app, ["trace", "list", "--data-dir", str(tmp_path)])

@@ -20,6 +20,8 @@ from google.adk.tools.function_tool import FunctionTool
 
 import troupe
 
+from .scripted import turn_events
+
 
 def make_tool(name: str) -> troupe.Tool:
     """A tool whose function carries the tool's name, so FunctionTool keeps it."""
@@ -78,4 +80,4 @@ def mentions(text: str, word: str) -> bool:
 
 async def run_offline(root: BaseAgent, text: str, session: str = "spec") -> list[Event]:
     """Every event of one turn of ``root`` on ``text``."""
-    return [event async for event in troupe.Assistant(root).run(session, text)]
+    return await turn_events(troupe.Assistant(root), text, session)
