@@ -57,7 +57,8 @@ def test_a_bad_router_option_is_named_with_the_accepted_values(tmp_path: Path) -
     )
 
     assert result.exit_code != 0
-    assert "router must be 'auto' or 'off'" in " ".join(result.output.split())
+    flat = " ".join(result.output.split())
+    assert "router': must be 'auto' or 'off', not 'maybe' (from option --router)" in flat
 
 
 def test_chat_sends_the_turn_to_the_server_given_by_api_base(

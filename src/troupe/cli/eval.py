@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .common import fail, quiet_logs
+from .options import ApiBaseOpt, ConfigOpt, ModelOpt, RouterOpt
 
 RESULTS = Path("bench/results")
 REPORT_WIDTH = 160
@@ -28,27 +29,9 @@ def register(app: typer.Typer) -> None:
 
 
 def eval_command(
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="offline, gemini-2.5-flash (GOOGLE_API_KEY), openai/gpt-4o-mini, "
-            "ollama_chat/llama3.2 ... (default: the configured model).",
-        ),
-    ] = None,
-    api_base: Annotated[
-        str | None,
-        typer.Option("--api-base", help="Base URL of an OpenAI-compatible or Ollama server."),
-    ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            "-c",
-            help="YAML config file to take model, api_base, api_key(_env) and router from.",
-        ),
-    ] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    config: ConfigOpt = None,
     dataset: Annotated[
         Path | None,
         typer.Option("--dataset", help="A JSONL routing set (default: the one troupe ships)."),
@@ -65,14 +48,7 @@ def eval_command(
     / "eval.json",
     out_html: Annotated[Path, typer.Option("--out-html", help="HTML report file.")] = RESULTS
     / "eval.html",
-    router: Annotated[
-        str | None,
-        typer.Option(
-            "--router",
-            help="auto: the fast-path router decides confident requests; off: the model "
-            "decides every one (default: the config file's, else auto).",
-        ),
-    ] = None,
+    router: RouterOpt = None,
     threshold: Annotated[
         float | None,
         typer.Option(
