@@ -272,23 +272,9 @@ class NavigatorTools(Toolset):
             return tool_error("the field is empty", "a CSS selector, label or placeholder")
         if not isinstance(text, str):
             return tool_error("text must be a string", "the text to type")
-        names = list(dict.fromkeys(SECRET_REF.findall(text)))
-        if names and self.secret_lookup is None:
-            return tool_error(
-                "secret references need the vault, which is not configured",
-                "plain text, or store the secret with secrets_set first",
-            )
-        plain: dict[str, str] = {}
-        for ref in names:
-            try:
-                found = self.secret_lookup(ref) if self.secret_lookup is not None else None
-            except Exception as exc:
-                return tool_error(f"cannot read secret {ref!r}: {exc}", "a stored secret")
-            if found is None:
-                return tool_error(f"no secret named {ref!r}", "the name of a stored secret")
-            plain[ref] = found
-            if found:
-                self.revealed[found] = reference(ref)
+        plain, problem = self.secrets_in(text)
+        if problem is not None:
+            return problem
         value = SECRET_REF.sub(lambda m: plain[m.group(1)], text) if plain else text
         page = self.open_page(scope_of(tool_context))
         if isinstance(page, dict):
@@ -361,6 +347,28 @@ class NavigatorTools(Toolset):
             "bytes": len(png),
             "url": self.scrub(page.url),
         }
+
+    def secrets_in(self, text: str) -> tuple[dict[str, str], dict[str, Any] | None]:
+        """The plaintext of each ``{{secret:NAME}}`` in ``text`` by name (remembered, to be
+        scrubbed from every later output), and the tool error when one cannot be read."""
+        names = list(dict.fromkeys(SECRET_REF.findall(text)))
+        if names and self.secret_lookup is None:
+            return {}, tool_error(
+                "secret references need the vault, which is not configured",
+                "plain text, or store the secret with secrets_set first",
+            )
+        plain: dict[str, str] = {}
+        for ref in names:
+            try:
+                found = self.secret_lookup(ref) if self.secret_lookup is not None else None
+            except Exception as exc:
+                return {}, tool_error(f"cannot read secret {ref!r}: {exc}", "a stored secret")
+            if found is None:
+                return {}, tool_error(f"no secret named {ref!r}", "the name of a stored secret")
+            plain[ref] = found
+            if found:
+                self.revealed[found] = reference(ref)
+        return plain, None
 
     def screenshot_overwrites(self, path: Any = "screenshot.png", **_: Any) -> bool:
         """A screenshot asks first when it would replace an existing file."""

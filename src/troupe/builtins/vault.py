@@ -246,29 +246,7 @@ class VaultTools(Toolset):
                 f"{len(sources)} sources were given ({', '.join(sources) or 'none'})",
                 "exactly one of value, from_env (a variable name) or from_file (a workspace path)",
             )
-        note = None
-        if value not in (None, ""):
-            if not isinstance(value, str):
-                raise BadArgument(f"value must be text, got {type(value).__name__}", "a string")
-            plain = value
-            note = (
-                "the value was typed in the conversation, so the chat history holds it; "
-                "next time use from_env or from_file"
-            )
-        elif from_env not in (None, ""):
-            var = text_arg("from_env", from_env, example="GITHUB_TOKEN", max_chars=200)
-            if var not in os.environ:
-                raise BadArgument(
-                    f"the environment variable {var!r} is not set in troupe's process",
-                    "the name of a variable set before troupe started",
-                )
-            plain = os.environ[var]
-        else:
-            target = self.workspace.resolve(text_arg("from_file", from_file, example=".token"))
-            if not target.is_file():
-                raise BadArgument(f"{from_file!r} is not a file", "a file in the workspace")
-            with self.workspace.open_read(target) as handle:
-                plain = handle.read(MAX_SECRET_CHARS * 4 + 2).decode("utf-8").rstrip("\r\n")
+        plain, note = self._secret_value(value, from_env, from_file)
         if not plain:
             raise BadArgument("the secret's value is empty", "a non-empty value")
         if len(plain) > MAX_SECRET_CHARS:
@@ -286,6 +264,29 @@ class VaultTools(Toolset):
         if note:
             out["note"] = note
         return out
+
+    def _secret_value(self, value: Any, from_env: Any, from_file: Any) -> tuple[str, str | None]:
+        """The value of the one source secrets_set was given, and a note about it, if any."""
+        if value not in (None, ""):
+            if not isinstance(value, str):
+                raise BadArgument(f"value must be text, got {type(value).__name__}", "a string")
+            return value, (
+                "the value was typed in the conversation, so the chat history holds it; "
+                "next time use from_env or from_file"
+            )
+        if from_env not in (None, ""):
+            var = text_arg("from_env", from_env, example="GITHUB_TOKEN", max_chars=200)
+            if var not in os.environ:
+                raise BadArgument(
+                    f"the environment variable {var!r} is not set in troupe's process",
+                    "the name of a variable set before troupe started",
+                )
+            return os.environ[var], None
+        target = self.workspace.resolve(text_arg("from_file", from_file, example=".token"))
+        if not target.is_file():
+            raise BadArgument(f"{from_file!r} is not a file", "a file in the workspace")
+        with self.workspace.open_read(target) as handle:
+            return handle.read(MAX_SECRET_CHARS * 4 + 2).decode("utf-8").rstrip("\r\n"), None
 
     @guarded
     def secrets_list(self) -> dict[str, Any]:
