@@ -70,6 +70,14 @@ def _check_url(url: object) -> dict[str, Any] | None:
     return None
 
 
+def _approved(tool_context: ToolContext | None) -> bool:
+    """True when a person approved this call; a direct call from Python code counts as one."""
+    if tool_context is None:
+        return True
+    confirmation = tool_context.tool_confirmation
+    return confirmation is not None and confirmation.confirmed
+
+
 def _short_error(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -108,7 +116,7 @@ class NavigatorTools(Toolset):
     """
 
     specs = (
-        ToolSpec("browser_navigate"),
+        ToolSpec("browser_navigate", dangerous="goes_to_network", effect="navigation_effect"),
         ToolSpec("browser_extract"),
         ToolSpec("browser_click"),
         ToolSpec("browser_type", dangerous=True, effect="typing_effect"),
@@ -170,10 +178,14 @@ class NavigatorTools(Toolset):
         """Open a web page (http or https URL) and return its title and the start of its text."""
         if problem := _check_url(url):
             return problem
-        if refusal := await asyncio.to_thread(self.session.egress.refusal, url.strip()):
+        scope = scope_of(tool_context)
+        # Reached only when approved, or when allow_hosts lists the host (then
+        # the page may load nothing but listed hosts).
+        self.session.approve_network(scope, _approved(tool_context))
+        if refusal := await asyncio.to_thread(self.session.refusal, url.strip(), scope):
             return tool_error(refusal, "a public http(s) URL, or a host in browser.allow_hosts")
         try:
-            page = await self.session.page(scope_of(tool_context))
+            page = await self.session.page(scope)
         except BrowserUnavailableError as exc:
             return tool_error(str(exc), "a machine with Playwright and Chromium")
         self.session.take_refusals(scope_of(tool_context))
@@ -246,6 +258,7 @@ class NavigatorTools(Toolset):
                 "the visible text of a link or button on the page, or a CSS selector",
             )
         tabs_before = len(page.context.pages)
+        self.session.take_refusals(scope_of(tool_context))
         try:
             await locator.click()
         except Exception as exc:
@@ -254,7 +267,10 @@ class NavigatorTools(Toolset):
             self.session.follow_new_tab(scope_of(tool_context))
             page = self.session.current_page(scope_of(tool_context)) or page
         await self.settle(page)
-        return self.scrub({"clicked": name, **await self.summary(page)})
+        out = {"clicked": name, **await self.summary(page)}
+        if blocked := self.session.take_refusals(scope_of(tool_context)):
+            out["blocked_requests"] = blocked[:10]
+        return self.scrub(out)
 
     @_in_browser_session
     async def browser_type(
@@ -369,6 +385,23 @@ class NavigatorTools(Toolset):
             if found:
                 self.revealed[found] = reference(ref)
         return plain, None
+
+    def goes_to_network(self, url: Any = "", **_: Any) -> bool:
+        """A navigation asks first unless browser.allow_hosts lists its host."""
+        return not isinstance(url, str) or self.session.egress.needs_approval(url.strip())
+
+    def navigation_effect(self, url: Any = "", **_: Any) -> dict[str, Any]:
+        """What an approved browser_navigate does: load this URL from the network."""
+        text = str(url).strip()
+        try:
+            host = urlsplit(text).netloc
+        except ValueError:
+            host = ""
+        return {
+            "summary": f"open {text} (loads it and what the page asks for from the network)",
+            "url": text,
+            "host": host,
+        }
 
     def screenshot_overwrites(self, path: Any = "screenshot.png", **_: Any) -> bool:
         """A screenshot asks first when it would replace an existing file."""
