@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fakes.containment import jail_active
 from troupe import Assistant, Config, build_agent_tree
 from troupe.mcp import McpServer, close_toolsets
 from troupe.runtime.approvals import ApprovalPolicy, run_with_approvals
@@ -47,10 +48,13 @@ async def test_an_mcp_tool_not_marked_read_only_does_not_run_under_deny(
     assert results and not any("appended" in text for text in results)
 
 
-async def test_an_mcp_tool_marked_read_only_runs_under_deny(workspace: Path) -> None:
+async def test_an_mcp_tool_marked_read_only_runs_under_deny_when_the_server_is_jailed(
+    workspace: Path,
+) -> None:
     results = await _call("fs_word_count", {"text": "one two three"}, "deny", workspace)
 
-    assert any("3" in text for text in results)
+    # Outside the jail (no namespaces) even a read-only tool asks first.
+    assert any("3" in text for text in results) is jail_active()
 
 
 async def test_an_approved_mcp_tool_runs(workspace: Path) -> None:

@@ -167,11 +167,19 @@ def _toolset_class() -> Callable[..., BaseToolset]:
 
         troupe_confinement: McpConfinement | None = None
 
-        async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        def _troupe_problem(self, args: dict[str, Any]) -> str | None:
             confinement = self.troupe_confinement
-            if confinement is not None and (
-                problem := confinement.argument_problem(self.name, args)
-            ):
+            return confinement.argument_problem(self.name, args) if confinement else None
+
+        async def check_require_confirmation(
+            self, args: dict[str, Any], tool_context: ToolContext
+        ) -> bool:
+            if self._troupe_problem(args) is not None:
+                return False  # refused by run_async before anyone is asked
+            return await super().check_require_confirmation(args, tool_context)
+
+        async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+            if (problem := self._troupe_problem(args)) is not None:
                 return {"error": problem, "accepted": "a path inside the workspace"}
             result = await super().run_async(args=args, tool_context=tool_context)
             return _failure(self.name, result)
