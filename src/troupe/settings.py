@@ -185,7 +185,10 @@ class Settings(TeamOptions):
         return self.config_over(tools).model_copy(
             update={
                 "remote_agents": build_remote_agents(self.remote_agents),
-                "mcp_servers": [entry.to_server() for entry in self.mcp_servers],
+                "mcp_servers": [
+                    entry.to_server(workspace=self.workspace, data_dir=self.data_dir)
+                    for entry in self.mcp_servers
+                ],
             }
         )
 
