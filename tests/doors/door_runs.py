@@ -47,8 +47,8 @@ class Visit:
     workspace: Path
     data_dir: Path
     request: str
-    in_process_model: bool
-    """True when the model is patched into this process (the scripted model)."""
+    own_process: bool = False
+    """True when ``adk run`` runs as a new process (the ``adk`` command)."""
 
 
 def _serve(visit: Visit, *, a2a: bool = False) -> TestClient:
@@ -156,15 +156,14 @@ def _troupe_env(visit: Visit) -> dict[str, str]:
 def adk_run(visit: Visit) -> str:
     """``adk run --replay`` on ``adk_agents/troupe_team`` (ADK's own CLI).
 
-    With a model patched into this process, ADK's ``run_cli`` (what ``adk
-    run`` calls) runs here; otherwise the ``adk`` command runs as a
-    subprocess.
+    With ``visit.own_process`` the ``adk`` command runs as a subprocess;
+    otherwise ADK's ``run_cli`` (what ``adk run`` calls) runs here.
     """
     replay = visit.data_dir / "replay.json"
     replay.parent.mkdir(parents=True, exist_ok=True)
     replay.write_text(json.dumps({"state": {}, "queries": [visit.request]}), encoding="utf-8")
     env = _troupe_env(visit)
-    if visit.in_process_model:
+    if not visit.own_process:
         output = _adk_run_in_process(visit, replay)
     else:
         adk = Path(sys.executable).with_name("adk")
@@ -277,4 +276,4 @@ DOORS: dict[str, Callable[[Visit], str]] = {
 
 def spawns_process(door: str, visit: Visit) -> bool:
     """True when ``door`` starts a new process for ``visit`` (``adk run`` over HTTP)."""
-    return door == "adk_run" and not visit.in_process_model
+    return door == "adk_run" and visit.own_process

@@ -106,18 +106,19 @@ SHAPES: tuple[FailureShape, ...] = (
         "[REJECT] This task requires operator: it lists files.",
     ),
     FailureShape(
+        # Misrouted to navigator, which calls operator by name: the runtime
+        # hands the task to operator. No page is opened, so every door runs it.
         name="specialist_calls_another_agent_as_function",
-        request="open https://example.com",
         replies=(
-            call("transfer_to_agent", agent_name="operator"),
-            call("navigator", url="https://example.com"),
-            call("browser_navigate", url="https://example.com"),
-            "The page says: page text",
+            call("transfer_to_agent", agent_name="navigator"),
+            call("operator", command="ls"),
+            call("fs_list", path="."),
+            ANSWER,
             *_SPARE,
         ),
-        transfers=("operator", "navigator"),
-        tools=("browser_navigate",),
-        answer_contains=("page text",),
+        transfers=("navigator", "operator"),
+        tools=("fs_list",),
+        answer_contains=(ANSWER,),
         max_model_calls=4,
     ),
     FailureShape(
