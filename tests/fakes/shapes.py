@@ -134,16 +134,39 @@ SHAPES: tuple[FailureShape, ...] = (
         max_model_calls=6,
     ),
     FailureShape(
+        # operator passes to navigator (a rejection, handed on), navigator
+        # passes back (refused twice: the orchestrator is asked), and every
+        # attempt counts toward the three rounds.
         name="ping_pong_with_three_rounds",
         max_delegation_rounds=3,
         replies=(
             call("transfer_to_agent", agent_name="operator"),
-            *(call("transfer_to_agent", agent_name="navigator") for _ in range(20)),
+            *(
+                call("transfer_to_agent", agent_name=name)
+                for _ in range(10)
+                for name in ("navigator", "operator")
+            ),
         ),
-        transfers=("operator",),
+        transfers=("operator", "navigator"),
         tools=(),
         answer_contains=("3 delegation rounds",),
         max_model_calls=12,
+    ),
+    FailureShape(
+        # Misrouted to navigator, which transfers to operator itself: that is
+        # a [REJECT] naming operator, and the runtime hands the task on.
+        name="specialist_transfers_to_a_sibling",
+        replies=(
+            call("transfer_to_agent", agent_name="navigator"),
+            call("transfer_to_agent", agent_name="operator"),
+            call("fs_list", path="."),
+            ANSWER,
+            *_SPARE,
+        ),
+        transfers=("navigator", "operator"),
+        tools=("fs_list",),
+        answer_contains=(ANSWER,),
+        max_model_calls=4,
     ),
 )
 """Every shape, by name; ``pytest.mark.parametrize("shape", SHAPES, ids=...)``."""
