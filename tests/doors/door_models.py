@@ -12,6 +12,7 @@ import pytest
 import yaml
 from door_runs import Visit
 from failure_shapes import Call, Say, Shape
+from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from pydantic import Field
@@ -101,9 +102,15 @@ class Visits:
     def scripted(self, model: ScriptedModel, settings: Mapping[str, Any], request: str) -> Visit:
         """A visit whose turn the given scripted model answers, in this process."""
         self.scripted_model = model
+        visit = self.patched(model, settings, request)
         self._calls = lambda: len(model.requests)
+        return visit
+
+    def patched(self, model: BaseLlm, settings: Mapping[str, Any], request: str) -> Visit:
+        """A visit whose every agent uses ``model``, patched into this process."""
+        self._calls = lambda: 0
         self._patch.setattr("troupe.tree.resolve_model", lambda *_a, **_k: model)
-        # "offline" is replaced by the scripted model above.
+        # "offline" is replaced by the model above.
         return self._visit({**settings, "model": "offline"}, request)
 
     def _served(

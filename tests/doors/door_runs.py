@@ -81,7 +81,7 @@ def _new_session(client: TestClient, app: str = "troupe") -> str:
     return sid
 
 
-def _run_body(sid: str, text: str, app: str = "troupe") -> dict[str, Any]:
+def run_body(sid: str, text: str, app: str = "troupe") -> dict[str, Any]:
     return {
         "app_name": app,
         "user_id": "u1",
@@ -104,7 +104,7 @@ def run(visit: Visit) -> str:
     """``troupe serve``: ADK's ``POST /run``."""
     with _serve(visit) as client:
         sid = _new_session(client)
-        response = client.post("/run", json=_run_body(sid, visit.request))
+        response = client.post("/run", json=run_body(sid, visit.request))
         assert response.status_code == 200, response.text
         return _adk_event_texts(response.json())
 
@@ -113,7 +113,7 @@ def run_sse(visit: Visit) -> str:
     """``troupe serve``: ADK's ``POST /run_sse`` (server-sent events)."""
     with _serve(visit) as client:
         sid = _new_session(client)
-        response = client.post("/run_sse", json=_run_body(sid, visit.request))
+        response = client.post("/run_sse", json=run_body(sid, visit.request))
         assert response.status_code == 200, response.text
         events = [
             json.loads(line[len("data: ") :])
@@ -226,23 +226,28 @@ def _adk_run_in_process(visit: Visit, replay: Path) -> str:
     return out.getvalue()
 
 
-def adk_web(visit: Visit) -> str:
-    """``adk web adk_agents``: ADK's own dev server app, ``POST /run`` on ``troupe_team``."""
+@contextlib.contextmanager
+def adk_web_app(visit: Visit, session_service_uri: str = "memory://") -> Iterator[Any]:
+    """ADK's own dev server app for ``adk web adk_agents`` (troupe's App loads on first use)."""
     from google.adk.cli.fast_api import get_fast_api_app
 
     with _adk_loads_troupe(visit):
-        api = get_fast_api_app(
+        yield get_fast_api_app(
             agents_dir=str(ADK_AGENTS),
-            session_service_uri="memory://",
+            session_service_uri=session_service_uri,
             artifact_service_uri="memory://",
             memory_service_uri="memory://",
             use_local_storage=False,
             web=True,
         )
-        with TestClient(api, base_url=BASE) as client:
-            sid = _new_session(client, ADK_APP_FOLDER)
-            body = _run_body(sid, visit.request, ADK_APP_FOLDER)
-            response = client.post("/run", json=body)
+
+
+def adk_web(visit: Visit) -> str:
+    """``adk web adk_agents``: ADK's own dev server app, ``POST /run`` on ``troupe_team``."""
+    with adk_web_app(visit) as api, TestClient(api, base_url=BASE) as client:
+        sid = _new_session(client, ADK_APP_FOLDER)
+        body = run_body(sid, visit.request, ADK_APP_FOLDER)
+        response = client.post("/run", json=body)
     assert response.status_code == 200, response.text
     return _adk_event_texts(response.json())
 
