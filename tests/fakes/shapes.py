@@ -63,6 +63,24 @@ def _lists_files(name: str, *opening: Reply) -> FailureShape:
     )
 
 
+def _passed_on_by_navigator(name: str, passing_on: Reply) -> FailureShape:
+    """A shape misrouted to navigator, which passes the task to operator with ``passing_on``."""
+    return FailureShape(
+        name=name,
+        replies=(
+            call("transfer_to_agent", agent_name="navigator"),
+            passing_on,
+            call("fs_list", path="."),
+            ANSWER,
+            *_SPARE,
+        ),
+        transfers=("navigator", "operator"),
+        tools=("fs_list",),
+        answer_contains=(ANSWER,),
+        max_model_calls=4,
+    )
+
+
 SHAPES: tuple[FailureShape, ...] = (
     _lists_files("agent_called_as_function", call("operator", command="ls")),
     _lists_files("agent_like_name_called_as_function", call("file_agent", path=".")),
@@ -105,21 +123,10 @@ SHAPES: tuple[FailureShape, ...] = (
         "orchestrator_echoes_reject_naming_an_agent",
         "[REJECT] This task requires operator: it lists files.",
     ),
-    FailureShape(
-        # Misrouted to navigator, which calls operator by name: the runtime
-        # hands the task to operator. No page is opened, so every door runs it.
-        name="specialist_calls_another_agent_as_function",
-        replies=(
-            call("transfer_to_agent", agent_name="navigator"),
-            call("operator", command="ls"),
-            call("fs_list", path="."),
-            ANSWER,
-            *_SPARE,
-        ),
-        transfers=("navigator", "operator"),
-        tools=("fs_list",),
-        answer_contains=(ANSWER,),
-        max_model_calls=4,
+    # Misrouted to navigator, which calls operator by name: the runtime hands
+    # the task to operator. No page is opened, so every door runs it.
+    _passed_on_by_navigator(
+        "specialist_calls_another_agent_as_function", call("operator", command="ls")
     ),
     FailureShape(
         name="same_unknown_agent_twice",
@@ -152,21 +159,10 @@ SHAPES: tuple[FailureShape, ...] = (
         answer_contains=("3 delegation rounds",),
         max_model_calls=12,
     ),
-    FailureShape(
-        # Misrouted to navigator, which transfers to operator itself: that is
-        # a [REJECT] naming operator, and the runtime hands the task on.
-        name="specialist_transfers_to_a_sibling",
-        replies=(
-            call("transfer_to_agent", agent_name="navigator"),
-            call("transfer_to_agent", agent_name="operator"),
-            call("fs_list", path="."),
-            ANSWER,
-            *_SPARE,
-        ),
-        transfers=("navigator", "operator"),
-        tools=("fs_list",),
-        answer_contains=(ANSWER,),
-        max_model_calls=4,
+    # Misrouted to navigator, which transfers to operator itself: that is a
+    # [REJECT] naming operator, and the runtime hands the task on.
+    _passed_on_by_navigator(
+        "specialist_transfers_to_a_sibling", call("transfer_to_agent", agent_name="operator")
     ),
 )
 """Every shape, by name; ``pytest.mark.parametrize("shape", SHAPES, ids=...)``."""
