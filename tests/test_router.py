@@ -12,7 +12,13 @@ import pytest
 from troupe import Config, build_agent_tree
 from troupe.errors import ConfigError
 from troupe.mcp import McpServer, close_toolsets
-from troupe.routing.calibration import CalibrationPoint, calibrate, choose
+from troupe.routing.calibration import (
+    CalibrationPoint,
+    calibrate,
+    choose,
+    halves,
+    held_out_check,
+)
 from troupe.routing.encoder import default_encoder
 from troupe.routing.fastpath import FastPath
 from troupe.routing.router import AgentProfile, Router, lexical_score, structures_in
@@ -142,10 +148,13 @@ def test_a_greeting_is_its_own_class_and_names_no_agent(semantic_router: Router)
         assert (decision.kind, decision.agent) == ("greeting", None), text
 
 
-def test_a_general_question_is_left_to_the_model_without_a_guess(semantic_router: Router) -> None:
+def test_a_general_question_is_answered_by_the_orchestrator_without_a_guess(
+    semantic_router: Router,
+) -> None:
     decision = semantic_router.decide("Why is the sky blue?")
 
-    assert (decision.kind, decision.agent) == ("defer", None)
+    assert (decision.kind, decision.agent) == ("direct", None)
+    assert "answer it yourself" in decision.hint()
 
 
 def test_a_confident_request_is_routed(semantic_router: Router) -> None:
@@ -161,7 +170,7 @@ def test_steps_for_different_agents_go_to_the_planning_agent(semantic_router: Ro
     )
 
     assert decision.compound
-    assert (decision.kind, decision.agent) == ("defer", "planner")
+    assert (decision.kind, decision.agent) == ("route", "planner")
 
 
 def test_the_hint_lists_the_best_candidates_first(semantic_router: Router) -> None:
@@ -173,22 +182,26 @@ def test_the_hint_lists_the_best_candidates_first(semantic_router: Router) -> No
 
 # -- calibration ---------------------------------------------------------------
 
+CLEAR_REQUESTS = [
+    ("Run the command `ls -la` in the project folder.", ["operator"]),
+    ("Browse to the website https://example.org and read it", ["navigator"]),
+]
+
 
 def test_calibration_reports_coverage_and_precision_at_each_threshold(
     semantic_router: Router,
 ) -> None:
     cases = [
-        ("Run the command `ls -la` in the project folder.", ["operator"]),
-        ("Browse to the website https://example.org and read it", ["navigator"]),
+        *CLEAR_REQUESTS,
         ("hello!", ["orchestrator"]),
         ("Why is the sky blue?", ["orchestrator"]),
     ]
 
-    low, high = calibrate(semantic_router, cases, thresholds=[0.0, 0.99])
+    low, high = calibrate(semantic_router, cases, thresholds=[0.0, 1.3])
 
-    assert (low.decided, low.correct, low.total) == (3, 3, 4)
-    assert (high.decided, high.correct) == (1, 1)  # only the greeting is left
-    assert low.coverage == 0.75 and low.precision == 1.0
+    assert (low.decided, low.correct, low.total) == (4, 4, 4)
+    assert (high.decided, high.correct) == (2, 2)  # the greeting and the question are left
+    assert low.coverage == 1.0 and low.precision == 1.0
 
 
 def test_choose_takes_the_most_coverage_among_precise_enough_thresholds() -> None:
@@ -200,6 +213,32 @@ def test_choose_takes_the_most_coverage_among_precise_enough_thresholds() -> Non
 
     assert choose(points, min_precision=0.98).threshold == 0.10
     assert choose(points, min_precision=1.0).threshold == 0.20
+
+
+def test_halves_keep_every_label_in_both_halves() -> None:
+    cases = [(f"request {i}", [label]) for i, label in enumerate("aabbbcc")]
+
+    first, second = halves(cases)
+
+    assert [e[0] for _, e in first] == ["a", "b", "b", "c"]
+    assert [e[0] for _, e in second] == ["a", "b", "c"]
+
+
+def test_held_out_check_measures_each_half_at_the_threshold_chosen_on_the_other(
+    semantic_router: Router,
+) -> None:
+    cases = [
+        *CLEAR_REQUESTS,
+        ("Show me the file src/app/main.py", ["operator"]),
+        ("Open https://example.com/news and read the page", ["navigator"]),
+    ]
+
+    checks = held_out_check(semantic_router, cases, min_precision=1.0, thresholds=[0.0, 0.5])
+
+    assert [c.held_out for c in checks] == [0, 1]
+    for check in checks:
+        assert check.calibration.total == check.check.total == 2
+        assert check.check.threshold == check.threshold
 
 
 def test_calibration_without_cases_is_a_clear_error(semantic_router: Router) -> None:

@@ -50,6 +50,9 @@ def test_the_printed_table_names_cold_start_cost_and_the_anchor() -> None:
         "default_threshold": 0.12,
         "at_default": point,
         "best_at_min_precision": {"min_precision": 0.98, **point},
+        "held_out": [
+            {"held_out_half": 0, "threshold": 0.12, "calibration_half": point, "held_out": point}
+        ],
         "instruction": {
             "agents": ["a"] * 6, "characters": 4580, "tokens": 1040,
             "tokenizer": "o200k_base", "anchor_characters": 5800, "budget_characters": 4600,
@@ -60,4 +63,5 @@ def test_the_printed_table_names_cold_start_cost_and_the_anchor() -> None:
 
     assert "cold start (fresh process to first vector): 1.234 s" in table
     assert "per request: 1.00 ms p50" in table
+    assert "half   0 |      0.12 |     50.0 |     100.0 |" in table
     assert "4580 characters, 1040 tokens (o200k_base); anchor 5800 characters" in table

@@ -92,7 +92,8 @@ class TeamOptions(BaseModel):
         default=None,
         ge=0,
         le=1,
-        description="Lead the router's best agent needs over the runner-up; none: the default.",
+        description="Confidence the router's best agent needs to be routed (see the README's "
+        "Routing); none: the default.",
     )
 
     @field_validator("router", mode="before")

@@ -18,7 +18,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 
 from troupe import Assistant, Config, Tool, build_agent_tree
 from troupe.routing.partition import owner_of
-from troupe.runtime.approvals import ApprovalPolicy, run_with_approvals
+from troupe.runtime.approvals import ApprovalPolicy, AskUser, run_with_approvals
 from troupe.runtime.tracing import TraceStore
 from troupe.testing import ScriptedModel, call
 from troupe.topology import DEFAULT_TOPOLOGY
@@ -58,8 +58,11 @@ async def call_tool(
     session_id: str = "s1",
     trace_store: TraceStore | None = None,
     policy: ApprovalPolicy = "auto",
+    ask: AskUser | None = None,
 ) -> ToolRun:
-    """Call ``tool`` with ``args`` through the orchestrator and its owner."""
+    """Call ``tool`` with ``args`` through the orchestrator and its owner.
+
+    ``ask`` answers approval requests under the ``ask`` policy."""
     agent = owner_of(tool, DEFAULT_TOPOLOGY)
     assert agent is not None, f"{tool} has no owner"
     model = ScriptedModel(
@@ -77,7 +80,7 @@ async def call_tool(
     events = [
         event
         async for event in run_with_approvals(
-            assistant, session_id, f"please use {tool}", policy=policy
+            assistant, session_id, f"please use {tool}", policy=policy, ask=ask
         )
     ]
     return ToolRun(shown_result(model, tool), events, model)

@@ -8,12 +8,16 @@ model was sent and what changed on disk.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from fakes.planted import SECRET_TEXT
 from troupe import Tool, builtin_tools
+from troupe.builtins import browser_unavailable_reason
+from troupe.builtins.browser_session import BrowserSession
 from troupe.runtime.approvals import ApprovalPolicy, parse_policy
 
 
@@ -50,3 +54,13 @@ def data_dir(workspace: Path) -> Path:
 @pytest.fixture
 def tools(workspace: Path, data_dir: Path) -> list[Tool]:
     return builtin_tools(workspace=workspace, data_dir=data_dir)
+
+
+@pytest_asyncio.fixture
+async def browser() -> AsyncIterator[BrowserSession]:
+    """A browser of the test's own, closed after it."""
+    if (reason := browser_unavailable_reason()) is not None:
+        pytest.fail(f"The browser tests need Playwright and Chromium: {reason}.", pytrace=False)
+    session = BrowserSession()
+    yield session
+    await session.close()

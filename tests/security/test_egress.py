@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from fakes.planted import SECRET_TEXT
+from fakes.recording_site import Site, page_reaching, recording_site
 from fakes.tool_runs import call_tool, everything_shown
-from troupe.builtins import Workspace, browser_unavailable_reason, navigator_tools
+from troupe.builtins import Workspace, navigator_tools
 from troupe.builtins.browser_session import BrowserSession
 from troupe.runtime.approvals import ApprovalPolicy
 from troupe.sandbox.egress import EgressPolicy
@@ -74,64 +71,11 @@ def test_a_public_address_is_allowed() -> None:
     assert EgressPolicy().refusal("http://93.184.215.14/") is None
 
 
-@dataclass
-class Site:
-    """A local HTTP server that records the paths it was asked for."""
-
-    url: str
-    port: int
-    hits: list[str] = field(default_factory=list)
-    pages: dict[str, tuple[int, dict[str, str], str]] = field(default_factory=dict)
-
-
 @pytest.fixture
 def sites() -> Iterator[tuple[Site, Site]]:
     """An allowed site and a private one; each records who reached it."""
-    made: list[tuple[ThreadingHTTPServer, threading.Thread]] = []
-    out = []
-    for _ in range(2):
-        site = Site("", 0)
-
-        class Handler(BaseHTTPRequestHandler):
-            served = site
-
-            def do_GET(self) -> None:
-                self.served.hits.append(self.path)
-                status, headers, body = self.served.pages.get(
-                    self.path, (200, {}, f"<html><body>{SECRET_TEXT}</body></html>")
-                )
-                data = body.encode()
-                self.send_response(status)
-                for name, value in {"Content-Type": "text/html", **headers}.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        site.port = server.server_address[1]
-        site.url = f"http://127.0.0.1:{site.port}"
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        made.append((server, thread))
-        out.append(site)
-    yield out[0], out[1]
-    for server, thread in made:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-@pytest_asyncio.fixture
-async def browser() -> AsyncIterator[BrowserSession]:
-    if (reason := browser_unavailable_reason()) is not None:
-        pytest.fail(f"The egress tests need Playwright and Chromium: {reason}.", pytrace=False)
-    session = BrowserSession()
-    yield session
-    await session.close()
+    with recording_site() as allowed, recording_site() as private:
+        yield allowed, private
 
 
 def _tools(tmp_path: Path, browser: BrowserSession, allowed: Site) -> list[Any]:
@@ -182,13 +126,7 @@ async def test_a_page_cannot_load_or_fetch_from_a_private_address(
     tmp_path: Path, browser: BrowserSession, sites: tuple[Site, Site], policy: ApprovalPolicy
 ) -> None:
     allowed, private = sites
-    allowed.pages["/page"] = (
-        200,
-        {},
-        f'<html><body>public page<img src="{private.url}/img">'
-        f'<iframe src="{private.url}/frame"></iframe>'
-        f'<script>fetch("{private.url}/fetch").catch(() => 0)</script></body></html>',
-    )
+    allowed.pages["/page"] = page_reaching(private, "public page")
 
     run = await call_tool(
         _tools(tmp_path, browser, allowed),

@@ -21,7 +21,7 @@ from ..builtins import builtin_tools
 from ..config import Config
 from ..evaluation.dataset import RoutingCase, load_cases
 from ..evaluation.runner import build_eval_tree
-from ..routing.calibration import CalibrationPoint, calibrate, choose
+from ..routing.calibration import CalibrationPoint, calibrate, choose, held_out_check
 from ..routing.router import DEFAULT_THRESHOLD, Router
 from ..tree import TroupeAgent, build_agent_tree
 from .prompt_size import TOKENIZER, _encoder
@@ -149,6 +149,15 @@ async def run_router_bench(workspace: Path, out: Path) -> dict[str, Any]:
             calibrate(semantic, _labelled(cases), thresholds=[DEFAULT_THRESHOLD])[0]
         ),
         "best_at_min_precision": {"min_precision": MIN_PRECISION, **_point(chosen)},
+        "held_out": [
+            {
+                "held_out_half": check.held_out,
+                "threshold": check.threshold,
+                "calibration_half": _point(check.calibration),
+                "held_out": _point(check.check),
+            }
+            for check in held_out_check(semantic, _labelled(cases), min_precision=MIN_PRECISION)
+        ],
         "sweep": [_point(p) for p in points],
         "instruction": instruction_size(workspace),
     }
@@ -195,6 +204,19 @@ def format_router_bench(result: dict[str, Any]) -> str:
         f"most coverage at precision >= {best['min_precision'] * 100:.0f}%: threshold "
         f"{best['threshold']}, coverage {best['coverage'] * 100:.1f}%, precision "
         f"{best['precision'] * 100:.1f}%",
+        "",
+        "held-out check (threshold chosen on one half, measured on the other):",
+        "held out | threshold | coverage | precision | chosen on: coverage | precision",
+        "---------+-----------+----------+-----------+---------------------+----------",
+    ]
+    for row in result["held_out"]:
+        cal, check = row["calibration_half"], row["held_out"]
+        lines.append(
+            f"half {row['held_out_half']:3d} | {row['threshold']:9.2f} | "
+            f"{check['coverage'] * 100:8.1f} | {check['precision'] * 100:9.1f} | "
+            f"{cal['coverage'] * 100:19.1f} | {cal['precision'] * 100:9.1f}"
+        )
+    lines += [
         "",
         f"orchestrator instruction ({len(size['agents'])} agents): {size['characters']} "
         f"characters, {size['tokens']} tokens ({size['tokenizer']}); anchor "

@@ -142,6 +142,7 @@ class BrowserSession:
         self.egress = egress or EgressPolicy()
         """Where pages may go; every request and redirect hop is checked against it."""
         self._refused: dict[Scope, list[str]] = {}
+        self._approved: set[Scope] = set()
         self.navigation_timeout_s = navigation_timeout_s
         self.action_timeout_s = action_timeout_s
         self.idle_s = idle_s
@@ -233,6 +234,7 @@ class BrowserSession:
         """Close the browser context of ``scope``; False when it had none open."""
         tab = self._tabs.pop(scope, None)
         self._refused.pop(scope, None)
+        self._approved.discard(scope)
         if tab is None:
             return False
         if self._loop is asyncio.get_running_loop():
@@ -291,6 +293,29 @@ class BrowserSession:
                 f"runs (`{executable} --headless --version`) or set {CHROMIUM_ENV}."
             ) from None
 
+    def approve_network(self, scope: Scope, approved: bool) -> None:
+        """Whether a person approved the navigation ``scope`` is about to make.
+
+        Until then, and after a navigation nobody approved (one to a host in
+        ``allow_hosts``), ``scope``'s pages may load only hosts that
+        ``allow_hosts`` lists: under ``--approve deny`` no page reaches the
+        network without a person's yes.
+        """
+        if approved:
+            self._approved.add(scope)
+        else:
+            self._approved.discard(scope)
+
+    def refusal(self, url: str, scope: Scope = DEFAULT_SCOPE) -> str | None:
+        """Why a page of ``scope`` may not load ``url`` now, or None when it may."""
+        if scope not in self._approved and self.egress.needs_approval(url):
+            return (
+                f"refused: {url!r} is on a host browser.allow_hosts does not list, and "
+                "nobody approved going to the network in this conversation (under "
+                "--approve deny nothing is loaded from the network without a person's yes)"
+            )
+        return self.egress.refusal(url)
+
     def take_refusals(self, scope: Scope = DEFAULT_SCOPE) -> list[str]:
         """The refusals in ``scope``'s pages since the last call (a tool reports them)."""
         return self._refused.pop(scope, [])
@@ -304,7 +329,7 @@ class BrowserSession:
         that target is routed through here again.
         """
         url = route.request.url
-        reason = await asyncio.to_thread(self.egress.refusal, url)
+        reason = await asyncio.to_thread(self.refusal, url, scope)
         if reason is None:
             try:
                 response = await route.fetch(max_redirects=0)
@@ -314,7 +339,7 @@ class BrowserSession:
             location = response.headers.get("location")
             if 300 <= response.status < 400 and location:
                 target = urljoin(url, location)
-                reason = await asyncio.to_thread(self.egress.refusal, target)
+                reason = await asyncio.to_thread(self.refusal, target, scope)
             if reason is None:
                 await route.fulfill(response=response)
                 return
@@ -322,7 +347,7 @@ class BrowserSession:
         await route.abort("blockedbyclient")
 
     async def _guard_socket(self, socket_route: WebSocketRoute, scope: Scope) -> None:
-        reason = await asyncio.to_thread(self.egress.refusal, socket_route.url)
+        reason = await asyncio.to_thread(self.refusal, socket_route.url, scope)
         if reason is None:
             socket_route.connect_to_server()
             return

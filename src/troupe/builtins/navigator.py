@@ -70,6 +70,14 @@ def _check_url(url: object) -> dict[str, Any] | None:
     return None
 
 
+def _approved(tool_context: ToolContext | None) -> bool:
+    """True when a person approved this call; a direct call from Python code counts as one."""
+    if tool_context is None:
+        return True
+    confirmation = tool_context.tool_confirmation
+    return confirmation is not None and confirmation.confirmed
+
+
 def _short_error(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -150,10 +158,14 @@ def navigator_tools(
         """Open a web page (http or https URL) and return its title and the start of its text."""
         if problem := _check_url(url):
             return problem
-        if refusal := await asyncio.to_thread(session.egress.refusal, url.strip()):
+        scope = scope_of(tool_context)
+        # Reached only when approved, or when allow_hosts lists the host (then
+        # the page may load nothing but listed hosts).
+        session.approve_network(scope, _approved(tool_context))
+        if refusal := await asyncio.to_thread(session.refusal, url.strip(), scope):
             return tool_error(refusal, "a public http(s) URL, or a host in browser.allow_hosts")
         try:
-            page = await session.page(scope_of(tool_context))
+            page = await session.page(scope)
         except BrowserUnavailableError as exc:
             return tool_error(str(exc), "a machine with Playwright and Chromium")
         session.take_refusals(scope_of(tool_context))
@@ -222,6 +234,7 @@ def navigator_tools(
                 "the visible text of a link or button on the page, or a CSS selector",
             )
         tabs_before = len(page.context.pages)
+        session.take_refusals(scope_of(tool_context))
         try:
             await locator.click()
         except Exception as exc:
@@ -230,7 +243,10 @@ def navigator_tools(
             session.follow_new_tab(scope_of(tool_context))
             page = session.current_page(scope_of(tool_context)) or page
         await settle(page)
-        return scrub({"clicked": name, **await summary(page)})
+        out = {"clicked": name, **await summary(page)}
+        if blocked := session.take_refusals(scope_of(tool_context)):
+            out["blocked_requests"] = blocked[:10]
+        return scrub(out)
 
     async def browser_type(
         selector: str,
@@ -334,6 +350,23 @@ def navigator_tools(
             "url": scrub(page.url),
         }
 
+    def goes_to_network(url: Any = "", **_: Any) -> bool:
+        """A navigation asks first unless browser.allow_hosts lists its host."""
+        return not isinstance(url, str) or session.egress.needs_approval(url.strip())
+
+    def navigation_effect(url: Any = "", **_: Any) -> dict[str, Any]:
+        """What an approved browser_navigate does: load this URL from the network."""
+        text = str(url).strip()
+        try:
+            host = urlsplit(text).netloc
+        except ValueError:
+            host = ""
+        return {
+            "summary": f"open {text} (loads it and what the page asks for from the network)",
+            "url": text,
+            "host": host,
+        }
+
     def screenshot_overwrites(path: Any = "screenshot.png", **_: Any) -> bool:
         """A screenshot asks first when it would replace an existing file."""
         try:
@@ -361,7 +394,9 @@ def navigator_tools(
         }
 
     return [
-        Tool.from_function(per_session(browser_navigate)),
+        Tool.from_function(
+            per_session(browser_navigate), dangerous=goes_to_network, effect=navigation_effect
+        ),
         Tool.from_function(per_session(browser_extract)),
         Tool.from_function(per_session(browser_click)),
         Tool.from_function(per_session(browser_type), dangerous=True, effect=typing_effect),

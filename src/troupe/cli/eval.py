@@ -73,7 +73,10 @@ def eval_command(
     threshold: Annotated[
         float | None,
         typer.Option(
-            "--router-threshold", min=0.0, max=1.0, help="Lead the router needs to decide."
+            "--router-threshold",
+            min=0.0,
+            max=1.0,
+            help="Confidence the router needs to route (default 0.75).",
         ),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,

@@ -42,12 +42,14 @@ class RequestResult:
     """Why the request failed, when it did."""
     router: str | None = None
     """The fast-path router's decision: ``route`` (it transferred, no model call),
-    ``greeting`` (it classed the message as one), ``defer`` or None (router off)."""
+    ``greeting`` or ``direct`` (it classed the message as one the orchestrator
+    answers itself), ``defer`` or None (router off)."""
 
     @property
     def router_decided(self) -> bool:
-        """True when the router made the decision itself (a route or a greeting)."""
-        return self.router in ("route", "greeting")
+        """True when the router made the decision itself (a route, a greeting
+        or a general question)."""
+        return self.router in ("route", "greeting", "direct")
 
     @property
     def label(self) -> str:

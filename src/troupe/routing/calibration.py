@@ -1,7 +1,8 @@
 """Choosing the router's threshold on a labelled set.
 
 For each threshold the router decides a share of the requests (its
-*coverage*: the ones it routes, plus the greetings it recognises) and is right
+*coverage*: the ones it routes, plus the greetings and general questions
+it leaves to the orchestrator) and is right
 on some of them (its *precision*). :func:`calibrate` scores a list of
 thresholds in one pass over the set, and :func:`choose` takes the one with the
 most coverage among those precise enough.
@@ -16,8 +17,9 @@ from ..errors import ConfigError
 from .router import RouteDecision, Router
 
 DIRECT = "orchestrator"
-"""The label of a request the orchestrator answers itself (a greeting)."""
-DEFAULT_THRESHOLDS: tuple[float, ...] = tuple(round(0.02 * i, 2) for i in range(26))
+"""The label of a request the orchestrator answers itself (a greeting or a
+general question)."""
+DEFAULT_THRESHOLDS: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(23))
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class CalibrationPoint:
 
 def _verdict(decision: RouteDecision, threshold: float) -> str | None:
     """What the router decides at ``threshold``: an agent, DIRECT, or None."""
-    if decision.kind == "greeting":
+    if decision.kind in ("greeting", "direct"):
         return DIRECT
     if decision.kind == "route" and decision.agent and decision.confidence >= threshold:
         return decision.agent
@@ -79,3 +81,49 @@ def choose(points: Sequence[CalibrationPoint], *, min_precision: float) -> Calib
     if not good:
         return max(points, key=lambda p: p.threshold)
     return max(good, key=lambda p: (p.coverage, -p.threshold))
+
+
+@dataclass(frozen=True)
+class HeldOutCheck:
+    """A threshold chosen on one half of a set, measured on the other half."""
+
+    held_out: int
+    """Which half was held out (0 or 1)."""
+    threshold: float
+    """Chosen on the other half, as :func:`choose` would."""
+    calibration: CalibrationPoint
+    """The half the threshold was chosen on, at that threshold."""
+    check: CalibrationPoint
+    """The held-out half, at that threshold."""
+
+
+def halves(
+    cases: Sequence[tuple[str, Sequence[str]]],
+) -> tuple[list[tuple[str, Sequence[str]]], list[tuple[str, Sequence[str]]]]:
+    """The cases split in two, every other case of each label in each half,
+    so both halves hold every agent in the same proportions."""
+    seen: dict[str, int] = {}
+    split: tuple[list[tuple[str, Sequence[str]]], list[tuple[str, Sequence[str]]]] = ([], [])
+    for text, expected in cases:
+        label = expected[0] if expected else ""
+        split[seen.get(label, 0) % 2].append((text, expected))
+        seen[label] = seen.get(label, 0) + 1
+    return split
+
+
+def held_out_check(
+    router: Router,
+    cases: Sequence[tuple[str, Sequence[str]]],
+    *,
+    min_precision: float,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+) -> list[HeldOutCheck]:
+    """Both ways round: choose the threshold on one half of ``cases``, then
+    measure coverage and precision on the other, which played no part in it."""
+    parts = halves(cases)
+    checks = []
+    for held in (0, 1):
+        chosen = choose(calibrate(router, parts[1 - held], thresholds), min_precision=min_precision)
+        (check,) = calibrate(router, parts[held], thresholds=[chosen.threshold])
+        checks.append(HeldOutCheck(held, chosen.threshold, chosen, check))
+    return checks

@@ -82,7 +82,7 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
     texts = [agent.description or ""]
     keywords: Sequence[str] = ()
     if entry is not None:
-        texts += [entry.role, entry.accepts, *entry.capabilities.split(", ")]
+        texts += [entry.role, entry.accepts, entry.returns, *entry.capabilities.split(", ")]
         keywords = entry.keywords
     texts += [t.description or "" for t in tools]
     return AgentProfile.build(

@@ -33,18 +33,25 @@ from rapidfuzz.distance import DamerauLevenshtein
 from ..prompts import router_hint
 from .encoder import Encoder
 
-DEFAULT_THRESHOLD = 0.34
-"""Lead of the best agent over the runner-up needed to route without the model:
-the lowest threshold with at least 98% precision on the built-in routing set
-(``troupe bench router`` prints the sweep; see the README's Routing section)."""
+DEFAULT_THRESHOLD = 0.75
+"""Confidence (see :meth:`Router.confidence`) the best agent needs to be routed
+without the model: chosen on the built-in routing set for at least 98%
+precision (``troupe bench router`` prints the sweep and a held-out check; see
+the README's Routing section)."""
 
 SEMANTIC_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.3
 STRUCTURE_WEIGHT = 0.25
-MIN_SCORE = 0.35
-"""A best agent scoring below this is no route at all (a general question)."""
+NEAREST_SHARE = 0.5
+"""An agent's semantic score blends its single closest phrase (this share) with
+the mean of its few closest phrases (the rest): one very close phrase counts,
+but so does broad agreement."""
+DIRECT_MARGIN = 0.1
+"""A request closer to a general question than to every agent's closest phrase
+by this much, with no URL, command, path or secret in it, is answered by the
+orchestrator's model directly (``direct``)."""
 
-DecisionKind = Literal["route", "greeting", "defer"]
+DecisionKind = Literal["route", "greeting", "direct", "defer"]
 
 _WORD = re.compile(r"\w+", re.U)
 _URL = re.compile(r"\bhttps?://\S+|\b(?:www\.)?[a-z0-9-]+\.(?:com|org|net|io|dev)\b", re.I)
@@ -99,6 +106,9 @@ OPEN_QUESTIONS: tuple[str, ...] = (
     "explain this idea to me in simple terms",
     "how do you convert one unit into another?",
     "write a short poem about the sea",
+    "can you explain what this technical term means?",
+    "how does this algorithm or protocol work?",
+    "what is the difference between these two technologies?",
     "was bedeutet das?",
     "¿qué significa esto?",
     "qu'est-ce que cela veut dire ?",
@@ -157,7 +167,7 @@ _CLAUSE_SPLIT = re.compile(
 _PLAN_WORDS = ("plan", "steps", "step by step")
 _MIN_CLAUSE_WORDS = 2
 _TOP_PHRASES = 3
-"""An agent's semantic score is the mean of its three phrases closest to the request."""
+"""An agent's semantic score looks at its three phrases closest to the request."""
 _CLAUSE_LEAD = 0.05
 _CLAUSE_MIN = 0.25
 _CLAUSE_CLEAR_LEAD = 0.15
@@ -222,12 +232,14 @@ class RouteDecision:
     """What the router made of one request."""
 
     kind: DecisionKind
-    """``route``: transfer to ``agent`` now; ``greeting``: the orchestrator's
-    model answers; ``defer``: the model decides, with ``candidates`` as a hint."""
+    """``route``: transfer to ``agent`` now; ``greeting`` and ``direct`` (a
+    general question): the orchestrator's model answers it itself; ``defer``:
+    the model decides, with ``candidates`` as a hint."""
     agent: str | None
     """The agent routed to, or the router's best guess when it defers."""
     confidence: float
-    """The best agent's lead over the runner-up."""
+    """How sure the router is of ``agent`` (see :meth:`Router.confidence`);
+    for ``direct``, how much closer the request is to a general question."""
     candidates: tuple[Candidate, ...] = ()
     """Agents best first."""
     compound: bool = False
@@ -244,8 +256,8 @@ def _tokens(text: str) -> list[str]:
 
 
 def _fuzzy_equal(token: str, word: str) -> bool:
-    if token == word:
-        return True
+    if token == word or (len(word) >= 6 and token.startswith(word)):
+        return True  # a long word also as the stem of a longer one: "document(ation)"
     if len(word) < 4 or abs(len(token) - len(word)) > 2:
         # Short words must match exactly, or as the start of a longer word
         # ("file" in "files"), never as a typo: "pay" is not "day".
@@ -350,8 +362,9 @@ class Router:
     ) -> tuple[
         np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]
     ]:
-        """Per text: each agent's score (mean of its closest phrases) and nearest
-        phrase, and the similarity to a greeting and to an open question."""
+        """Per text: each agent's score (its closest phrases, see
+        :data:`NEAREST_SHARE`) and nearest phrase, and the similarity to a
+        greeting and to an open question."""
         count = len(self.profiles)
         matrix = self._phrase_matrix()
         if matrix is None or self.encoder is None:
@@ -366,8 +379,10 @@ class Router:
             columns = np.flatnonzero(owners == index)
             if columns.size:
                 top = np.sort(sims[:, columns], axis=1)[:, -_TOP_PHRASES:]
-                per_agent[:, index] = top.mean(axis=1)
                 nearest[:, index] = top[:, -1]
+                per_agent[:, index] = NEAREST_SHARE * top[:, -1] + (1 - NEAREST_SHARE) * top.mean(
+                    axis=1
+                )
         greeting = sims[:, rows : rows + self._greeting_rows].max(axis=1)
         question = np.sort(sims[:, rows + self._greeting_rows :], axis=1)[:, -_TOP_PHRASES:]
         question_score = question.mean(axis=1)
@@ -428,24 +443,60 @@ class Router:
             return False
         return best.lexical > 0 or best.structure > 0 or lead >= _CLAUSE_CLEAR_LEAD
 
+    @staticmethod
+    def confidence(ranked: Sequence[Candidate], question: float) -> float:
+        """How far the best agent stands out: its lead over the runner-up as a
+        share of its lead over the field's average.
+
+        The field is every agent plus the orchestrator answering itself (scored
+        by the request's closeness to a general question). 1.0 means the
+        runner-up is no better than the average; 0.0, a tie. Being relative,
+        it holds for requests whose similarities are all low (other languages,
+        typos) as well as for plain ones.
+        """
+        best = ranked[0].score
+        field = [c.score for c in ranked[1:]] + [question]
+        runner_up = max(field)
+        spread = best - (best + sum(field)) / (len(field) + 1)
+        if spread <= 0:
+            return 0.0
+        return round(max(0.0, best - runner_up) / spread, 4)
+
+    @staticmethod
+    def lexical_confidence(ranked: Sequence[Candidate]) -> float:
+        """Without an encoder: the best agent's lead over the runner-up as a
+        share of the most that words and structure can score. One keyword
+        makes an agent stand out among agents with none, so the relative
+        :meth:`confidence` would overrate it; this asks for a lot of evidence."""
+        lead = ranked[0].score - (ranked[1].score if len(ranked) > 1 else 0.0)
+        return round(max(0.0, lead) / (LEXICAL_WEIGHT + STRUCTURE_WEIGHT), 4)
+
     def _judge(
         self, text: str, ranked: list[Candidate], greeting: float, question: float, compound: bool
     ) -> RouteDecision:
         best = ranked[0]
-        second = ranked[1].score if len(ranked) > 1 else 0.0
-        lead = round(best.score - second, 4)
         shape = is_greeting_shaped(text)
         if shape and best.lexical == 0 and best.structure == 0 and greeting >= best.semantic:
-            return RouteDecision("greeting", None, lead, tuple(ranked))
+            return RouteDecision("greeting", None, 1.0, tuple(ranked))
         planner = next((p.name for p in self.profiles if p.plans), None)
-        if compound and planner is not None and best.name != planner:
-            plan_first = sorted(ranked, key=lambda c: c.name != planner)
-            return RouteDecision("defer", planner, lead, tuple(plan_first), compound=True)
+        if compound and planner is not None:
+            # Steps for different agents: the planning agent orders them.
+            plan_first = tuple(sorted(ranked, key=lambda c: c.name != planner))
+            return RouteDecision("route", planner, 1.0, plan_first, compound=True)
+        structure = any(c.structure for c in ranked)
+        closer = question - max(c.nearest for c in ranked)
+        if self.encoder is not None and not structure and closer >= DIRECT_MARGIN:
+            return RouteDecision("direct", None, round(closer, 4), tuple(ranked))
+        confidence = (
+            self.confidence(ranked, question)
+            if self.encoder is not None
+            else self.lexical_confidence(ranked)
+        )
         if best.structure == 0 and best.lexical == 0 and question > best.nearest:
             # Closer to a general question than to any agent: no agent guessed.
-            return RouteDecision("defer", None, lead, tuple(ranked), compound=compound)
+            return RouteDecision("defer", None, confidence, tuple(ranked), compound=compound)
         # The meaning must agree: words or structure alone never carry a route.
         disagree = self.encoder is not None and best.semantic < max(c.semantic for c in ranked)
-        if disagree or best.score < MIN_SCORE or lead < self.threshold:
-            return RouteDecision("defer", best.name, lead, tuple(ranked), compound=compound)
-        return RouteDecision("route", best.name, lead, tuple(ranked), compound=compound)
+        if disagree or confidence < self.threshold:
+            return RouteDecision("defer", best.name, confidence, tuple(ranked), compound=compound)
+        return RouteDecision("route", best.name, confidence, tuple(ranked), compound=compound)

@@ -72,6 +72,35 @@ class EgressPolicy:
         """A policy with ``hosts`` allowed (entries are normalised)."""
         return cls(frozenset(_normal_entry(h) for h in hosts if h.strip()))
 
+    def needs_approval(self, url: str) -> bool:
+        """True when loading ``url`` reaches a network host ``allow_hosts`` does not list.
+
+        Such a load needs a person's yes (an approved navigation); the config
+        listing the host is that yes given in advance. ``data:``, ``blob:`` and
+        ``about:`` URLs load nothing from the network and need none.
+        """
+        try:
+            scheme = urlsplit(url).scheme.lower()
+        except ValueError:
+            return True
+        return scheme not in LOCAL_SCHEMES and not self._listed(url)
+
+    def _listed(self, url: str) -> bool:
+        """True when ``allow_hosts`` names the host of ``url`` (alone or with its port)."""
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:
+            return False
+        scheme = parts.scheme.lower()
+        host = (parts.hostname or "").rstrip(".").lower()
+        if not host or scheme not in NETWORK_SCHEMES:
+            return False
+        address = parse_ip(host)
+        canonical = str(_unmapped(address)) if address is not None else host
+        port = port or (443 if scheme in ("https", "wss") else 80)
+        return bool({canonical, f"{canonical}:{port}", host} & self.allow_hosts)
+
     def refusal(self, url: str, *, resolve: bool = True) -> str | None:
         """Why ``url`` may not be loaded, or None when it may."""
         try:
@@ -87,13 +116,12 @@ class EgressPolicy:
         host = (parts.hostname or "").rstrip(".").lower()
         if not host:
             return f"{url!r} has no host"
-        address = parse_ip(host)
-        canonical = str(_unmapped(address)) if address is not None else host
-        default_port = 443 if scheme in ("https", "wss") else 80
-        if {canonical, f"{canonical}:{port or default_port}", host} & self.allow_hosts:
+        if self._listed(url):
             return None
+        address = parse_ip(host)
+        default_port = 443 if scheme in ("https", "wss") else 80
         if address is not None:
-            return None if is_public(address) else _private(url, canonical)
+            return None if is_public(address) else _private(url, str(_unmapped(address)))
         if host == "localhost" or host.endswith(".localhost"):
             return _private(url, "localhost")
         if not resolve:
