@@ -283,12 +283,14 @@ class SessionQueuePlugin(BasePlugin):
     queue at the first hook of the invocation (the user message, before it
     is stored), and then reloads the session in place when another turn
     wrote to it meanwhile: the turn sees that turn's events, and ADK's store
-    never sees a stale write. When it had to reload, it hands ADK the same
-    message as a new object, which makes ADK choose the agent to run again
-    from the fresh history. It leaves the queue when the run ends (after
-    run, on error, or when the task that ran the turn ends, e.g. a dropped
-    stream). Under :class:`QueuedRunner` or the Assistant, which queue before
-    the session loads, it does nothing.
+    never sees a stale write. ADK chose the agent to run from the older copy;
+    that choice stands, since troupe's specialists cannot take a turn over
+    from the orchestrator (``disallow_transfer_to_parent``), and a reply to
+    a confirmation names a call stored before the user could answer it. It
+    leaves the queue when the run ends (after run, on error, or when the task
+    that ran the turn ends, e.g. a dropped stream). Under
+    :class:`QueuedRunner` or the Assistant, which queue before the session
+    loads, it does nothing.
     """
 
     def __init__(self) -> None:
@@ -298,9 +300,8 @@ class SessionQueuePlugin(BasePlugin):
     async def on_user_message_callback(
         self, *, invocation_context: InvocationContext, user_message: types.Content
     ) -> types.Content | None:
-        if not await self._join(invocation_context):
-            return None
-        return user_message.model_copy()
+        await self._join(invocation_context)
+        return None  # the message stands; the plugins after this one see it too
 
     async def before_run_callback(
         self, *, invocation_context: InvocationContext
@@ -317,19 +318,19 @@ class SessionQueuePlugin(BasePlugin):
     ) -> None:
         await self._leave(invocation_context.invocation_id)
 
-    async def _join(self, ctx: InvocationContext) -> bool:
-        """Wait for the session's turn; True when the session had to be reloaded."""
+    async def _join(self, ctx: InvocationContext) -> None:
+        """Wait for the session's turn, then bring the session up to date."""
         session = ctx.session
         key = (session.app_name, session.user_id, session.id)
         if ctx.invocation_id in self._held or key in _HELD.get():
-            return False
+            return
         stack = contextlib.AsyncExitStack()
         await stack.enter_async_context(session_turns(ctx.session_service).hold(*key))
         held = self._held[ctx.invocation_id] = _Held(stack)
         task = asyncio.current_task()
         if task is not None:
             held.watch(task, lambda: self._leave_soon(ctx.invocation_id))
-        return await _reload(ctx)
+        await _reload(ctx)
 
     async def _leave(self, invocation_id: str) -> None:
         held = self._held.pop(invocation_id, None)
@@ -364,8 +365,8 @@ class _Held:
         self.task = self.callback = None
 
 
-async def _reload(ctx: InvocationContext) -> bool:
-    """Bring ``ctx.session`` up to date with the store, in place; True if it was behind."""
+async def _reload(ctx: InvocationContext) -> None:
+    """Bring ``ctx.session`` up to date with the store, in place, if it is behind."""
     session = ctx.session
     fresh = await ctx.session_service.get_session(
         app_name=session.app_name,
@@ -374,13 +375,12 @@ async def _reload(ctx: InvocationContext) -> bool:
         config=ctx.run_config.get_session_config if ctx.run_config else None,
     )
     if fresh is None:
-        return False
+        return
     mark = (fresh.last_update_time, fresh._storage_update_marker, len(fresh.events))
     if mark == (session.last_update_time, session._storage_update_marker, len(session.events)):
-        return False
+        return
     session.events[:] = fresh.events
     session.state.clear()
     session.state.update(fresh.state)
     session.last_update_time = fresh.last_update_time
     session._storage_update_marker = fresh._storage_update_marker
-    return True
