@@ -100,7 +100,7 @@ async def test_specialist_transfer_to_a_sibling_counts_as_its_rejection_and_a_ro
             "done",
         ]
     )
-    assistant = _assistant(model)
+    assistant = scripted_assistant(model)
 
     await assistant.run_and_collect("s1", "list the files here")
 
