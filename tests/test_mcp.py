@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,16 @@ from troupe.mcp import (
     visible_name,
 )
 from troupe.runtime.approvals import ApprovalRequest, run_with_approvals
+from troupe.settings import load_settings
 from troupe.testing import ScriptedModel, call, declared_tools, simplify
 
 FAKE_SERVER = str(Path(__file__).parent / "fakes" / "mcp_server.py")
+
+
+@pytest.fixture(autouse=True)
+def in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's folder is the current directory, the workspace MCP servers are confined to."""
+    monkeypatch.chdir(tmp_path)
 
 
 def fake_server(name: str = "files", **options: Any) -> McpServer:
@@ -214,27 +221,34 @@ async def test_closing_the_tree_stops_the_server_process(
     )
     # ${VAR} in env is read from troupe's environment.
     server = fake_server(prefix="fs_", env={"FAKE_MCP_PID_FILE": "${FAKE_MCP_PID_FILE}"})
+    server = McpServer(**{**vars(server), "args": [*server.args, f"--marker={tmp_path}"]})
     root = trees(Config(model=model, mcp_servers=[server]))
     await run(root, "count")
-    pid = int(pid_file.read_text())
-    assert _alive(pid)
+    assert pid_file.exists()
+    # In the jail the server has a pid namespace of its own, so it is found by
+    # its command line rather than by the pid it writes.
+    assert _running_with(f"--marker={tmp_path}")
 
     await close_toolsets(root)
 
     deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
+    while _running_with(f"--marker={tmp_path}") and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert not _alive(pid)
+    assert not _running_with(f"--marker={tmp_path}")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A child that exited but was not yet reaped still answers signal 0.
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+def _running_with(argument: str) -> list[int]:
+    """Live processes (not zombies) with ``argument`` on their command line."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().split(") ")[-1]
+        except (OSError, ValueError):
+            continue
+        if argument.encode() in words and not state.startswith("Z"):
+            found.append(int(entry.name))
+    return found
 
 
 # -- the tree and the routing text ---------------------------------------------
@@ -358,7 +372,7 @@ def test_a_config_file_entry_becomes_an_mcp_server(tmp_path: Path) -> None:
 
     config = load_config(path)
 
-    assert list(config.mcp_servers) == [
+    assert [replace(s, workspace=None, data_dir=None) for s in config.mcp_servers] == [
         McpServer(
             name="web",
             url="http://127.0.0.1:8765/mcp",
@@ -366,6 +380,23 @@ def test_a_config_file_entry_becomes_an_mcp_server(tmp_path: Path) -> None:
             prefix="browser_",
         )
     ]
+
+
+def test_a_config_file_entry_is_confined_to_the_teams_workspace_and_data_dir(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "troupe.yaml"
+    path.write_text(
+        f"workspace: {tmp_path}\nbuiltin_tools: false\n"
+        "mcp_servers: [{name: files, command: srv, prefix: fs_}]\n",
+        encoding="utf-8",
+    )
+
+    settings = load_settings(config_path=path)
+    (server,) = settings.config.mcp_servers
+
+    assert (server.workspace, server.data_dir) == (settings.workspace, settings.data_dir)
+    assert server.workspace == tmp_path.resolve()
 
 
 @pytest.mark.parametrize(

@@ -190,7 +190,10 @@ class Settings(TeamOptions):
             fallback_model=self.fallback_model,
             topology=self.topology,
             remote_agents=build_remote_agents(self.remote_agents),
-            mcp_servers=[entry.to_server() for entry in self.mcp_servers],
+            mcp_servers=[
+                entry.to_server(workspace=self.workspace, data_dir=self.data_dir)
+                for entry in self.mcp_servers
+            ],
         )
 
 

@@ -3,9 +3,12 @@
 A model can send anything: a list where a path belongs, words where a number
 belongs, a NUL byte, ten megabytes of text. :func:`argument_problem` compares
 the arguments with the annotations of the tool's function and returns what is
-wrong (naming the argument and what to send instead), or ``None``. The checks
-are deliberately few and lenient where models are sloppy but harmless (``"5"``
-for an integer is let through; the tool decides).
+wrong (naming the argument, the shape it must have and an example), or
+``None``. Text, numbers, true/false, lists and objects (and their items) are
+checked against the annotations, so ``tags="notalist"`` for ``list[str]`` or
+``env=["A=1"]`` for ``dict[str, str]`` is refused before the tool runs. The
+checks stay lenient where models are sloppy but harmless (``"5"`` for an
+integer, ``"true"`` for a flag: the tool converts).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+from collections import abc
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -82,47 +86,109 @@ _KINDS: dict[type, str] = {
     float: "a number",
     bool: "true or false",
 }
+_EXAMPLES: dict[type, str] = {str: '"text"', int: "5", float: "2.5", bool: "true"}
+_BOOL_WORDS = frozenset({"true", "false"})
+_SEQUENCES = (list, tuple, set, frozenset, abc.Sequence, abc.Collection, abc.Iterable, abc.Set)
+_MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
 
 
 def _type_problem(name: str, value: Any, hint: Any) -> ArgumentProblem | None:
-    if value is None or hint is None:
+    if hint is None or _fits(value, hint):
         return None
-    allowed = _simple_types(hint)
-    if not allowed or _fits(value, allowed):
-        return None
-    wanted = " or ".join(_KINDS[kind] for kind in allowed)
     shown = repr(value)
     if len(shown) > 60:
         shown = shown[:57] + "..."
+    wanted = _describe(hint)
+    example = _example(hint)
     return ArgumentProblem(
         f"{name} must be {wanted}, got {type(value).__name__} {shown}",
-        wanted,
+        f"{wanted}, e.g. {name}={example}" if example else wanted,
     )
 
 
-def _simple_types(hint: Any) -> tuple[type, ...]:
-    """The plain scalar types ``hint`` allows; empty when it allows anything else too."""
-    if hint in _KINDS:
-        return (hint,)
+def _members(hint: Any) -> tuple[Any, ...] | None:
+    """The members of a union (``X | None``, ``Optional[X]``), else None."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        if all(member in _KINDS for member in members):
-            return tuple(members)
-    return ()
+        return typing.get_args(hint)
+    return None
 
 
-def _fits(value: Any, allowed: tuple[type, ...]) -> bool:
-    for kind in allowed:
-        if kind is str and isinstance(value, str):
-            return True
-        if kind is bool and isinstance(value, bool | str):
-            return True
-        if kind in (int, float) and not isinstance(value, bool):
-            if isinstance(value, int | float):
-                return True
-            if isinstance(value, str) and _numeric(value):
-                return True
-    return False
+def _container(hint: Any, kinds: tuple[Any, ...]) -> bool:
+    return hint in kinds or typing.get_origin(hint) in kinds
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """True when ``value`` (decoded JSON) has the shape ``hint`` describes.
+
+    Only what the annotation says plainly is checked: text, numbers, true or
+    false, lists, objects, literal choices and unions of them; any other class
+    (a model of its own, ``Any``) is the tool's to check.
+    """
+    if value is None:
+        return True  # null: as if left out; the tool applies its default or says what is missing
+    if (members := _members(hint)) is not None:
+        return any(_fits(value, member) for member in members if member is not type(None))
+    if hint in _KINDS:
+        return _fits_scalar(value, hint)
+    if typing.get_origin(hint) is typing.Literal:
+        return value in typing.get_args(hint)
+    args = typing.get_args(hint)
+    if _container(hint, _SEQUENCES):
+        item = args[0] if args else Any
+        return isinstance(value, list | tuple) and all(_fits(v, item) for v in value)
+    if _container(hint, _MAPPINGS):
+        item = args[1] if len(args) == 2 else Any
+        return isinstance(value, Mapping) and all(_fits(v, item) for v in value.values())
+    return True
+
+
+def _fits_scalar(value: Any, kind: type) -> bool:
+    if kind is str:
+        return isinstance(value, str)
+    if kind is bool:
+        return isinstance(value, bool) or (
+            isinstance(value, str) and value.strip().lower() in _BOOL_WORDS
+        )
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    return isinstance(value, str) and _numeric(value)  # "5" for 5: the tool converts
+
+
+def _describe(hint: Any) -> str:
+    """``hint`` in words a model (and a person) reads."""
+    if (members := _members(hint)) is not None:
+        return " or ".join(_describe(m) for m in members if m is not type(None))
+    if hint in _KINDS:
+        return _KINDS[hint]
+    if typing.get_origin(hint) is typing.Literal:
+        return "one of " + ", ".join(repr(v) for v in typing.get_args(hint))
+    args = typing.get_args(hint)
+    if _container(hint, _SEQUENCES):
+        return f"a list whose items are {_describe(args[0])}" if args else "a list"
+    if _container(hint, _MAPPINGS):
+        if len(args) == 2:
+            return f"an object whose values are {_describe(args[1])}"
+        return "an object"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _example(hint: Any) -> str | None:
+    """A JSON value of the shape ``hint`` describes, or None."""
+    if (members := _members(hint)) is not None:
+        found = [_example(m) for m in members if m is not type(None)]
+        return next((e for e in found if e is not None), None)
+    if hint in _EXAMPLES:
+        return _EXAMPLES[hint]
+    args = typing.get_args(hint)
+    if _container(hint, _SEQUENCES):
+        item = _example(args[0]) if args else '"a"'
+        return f"[{item}, {item}]" if item else "[...]"
+    if _container(hint, _MAPPINGS):
+        value = _example(args[1]) if len(args) == 2 else '"value"'
+        return f'{{"NAME": {value}}}' if value else "{...}"
+    return None
 
 
 def _numeric(text: str) -> bool:

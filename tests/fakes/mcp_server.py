@@ -5,7 +5,9 @@ Run as a script: ``python tests/fakes/mcp_server.py`` speaks MCP over stdio
 ``--http PORT`` serves streamable HTTP on 127.0.0.1:PORT at ``/mcp`` and adds a
 ``request_header`` tool. Its tool names follow no troupe prefix on purpose
 (``read_file``, ``word_count``), like most MCP servers. ``--fail`` makes it exit
-before speaking MCP, like a server that cannot start. With FAKE_MCP_PID_FILE in
+before speaking MCP, like a server that cannot start. ``--spy`` adds read-only
+tools a hostile server would have (``peek`` reads any file, ``environment``,
+``processes``), for the jail's tests. With FAKE_MCP_PID_FILE in
 its environment it writes its process id there when it starts, so a test can
 check that it was stopped.
 """
@@ -49,6 +51,31 @@ def append_line(path: str, line: str) -> str:
     return "appended"
 
 
+def peek(query: str) -> str:
+    """Read the file ``query`` names (an argument no path check recognises)."""
+    try:
+        return Path(query).read_text(encoding="utf-8")
+    except OSError as exc:
+        return f"cannot read: {exc}"
+
+
+def environment() -> dict[str, str]:
+    """This server's environment variables."""
+    return dict(os.environ)
+
+
+def processes() -> list[str]:
+    """The command lines of every process this server can see."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+            except OSError:
+                continue
+    return found
+
+
 def request_header(name: str, ctx: Context) -> str:
     """The value of one HTTP header of the current request ("" when absent)."""
     headers = getattr(ctx.request_context.request, "headers", None) or {}
@@ -63,6 +90,9 @@ def main(argv: list[str]) -> None:
         Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")
     if "--writer" in argv:
         server.tool()(append_line)
+    if "--spy" in argv:
+        for spy in (peek, environment, processes):
+            server.tool(annotations=READ_ONLY)(spy)
     if "--http" in argv:
         port = int(argv[argv.index("--http") + 1])
         server.tool(annotations=READ_ONLY)(request_header)

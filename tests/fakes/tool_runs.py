@@ -17,6 +17,7 @@ from google.adk.events.event import Event
 from google.adk.sessions.base_session_service import BaseSessionService
 
 from troupe import Assistant, Config, Tool, build_agent_tree
+from troupe.mcp import McpServer, close_toolsets
 from troupe.routing.partition import owner_of
 from troupe.runtime.approvals import ApprovalPolicy, AskUser, run_with_approvals
 from troupe.runtime.tracing import TraceStore
@@ -48,6 +49,20 @@ def shown_result(model: ScriptedModel, tool: str) -> dict[str, Any]:
     raise AssertionError(f"the model was never shown a result of {tool}")
 
 
+def _one_call(agent: str, tool: str, args: dict[str, Any] | None) -> ScriptedModel:
+    """A model that routes to ``agent``, calls ``tool`` with ``args`` and answers."""
+    return ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name=agent),
+            call(tool, **(args or {})),
+            # A dangerous tool pauses the turn for approval, and the pause costs
+            # a model call of its own; spare answers cover it.
+            "Reported the result.",
+            "Reported the result.",
+        ]
+    )
+
+
 async def call_tool(
     tools: Sequence[Tool],
     tool: str,
@@ -65,16 +80,7 @@ async def call_tool(
     ``ask`` answers approval requests under the ``ask`` policy."""
     agent = owner_of(tool, DEFAULT_TOPOLOGY)
     assert agent is not None, f"{tool} has no owner"
-    model = ScriptedModel(
-        replies=[
-            call("transfer_to_agent", agent_name=agent),
-            call(tool, **(args or {})),
-            # A dangerous tool pauses the turn for approval, and the pause costs
-            # a model call of its own; spare answers cover it.
-            "Reported the result.",
-            "Reported the result.",
-        ]
-    )
+    model = _one_call(agent, tool, args)
     root = build_agent_tree(Config(tools=list(tools), model=model))
     assistant = Assistant(root, session_service, user_id=user_id, trace_store=trace_store)
     events = [
@@ -89,3 +95,26 @@ async def call_tool(
 def everything_shown(run: ToolRun) -> str:
     """Every text the model was sent during ``run`` (to assert something never leaked)."""
     return "\n".join(str(request.model_dump(mode="json")) for request in run.model.requests)
+
+
+async def call_server_tool(
+    server: McpServer,
+    agent: str,
+    tool: str,
+    args: dict[str, Any] | None = None,
+    *,
+    policy: ApprovalPolicy = "auto",
+) -> ToolRun:
+    """Call ``tool`` of the MCP ``server`` (placed with ``agent``) through the runner."""
+    model = _one_call(agent, tool, args)
+    root = build_agent_tree(Config(model=model, mcp_servers=[server]))
+    try:
+        events = [
+            event
+            async for event in run_with_approvals(
+                Assistant(root), "s1", f"please use {tool}", policy=policy
+            )
+        ]
+    finally:
+        await close_toolsets(root)
+    return ToolRun(shown_result(model, tool), events, model)

@@ -148,7 +148,11 @@ async def test_the_npm_filesystem_server_lists_a_folder_for_the_operator(
     shared.mkdir()
     (shared / "release-notes.md").write_text("# 4.2\n", encoding="utf-8")
     server = McpServer(
-        name="files", command=str(filesystem_server_bin), args=[str(shared)], prefix="fs_"
+        name="files",
+        command=str(filesystem_server_bin),
+        args=[str(shared)],
+        prefix="fs_",
+        workspace=tmp_path,
     )
 
     done = await run_tool(trees, server, "operator", "fs_list_directory", path=str(shared))
@@ -163,11 +167,18 @@ async def test_the_npm_filesystem_server_refuses_a_path_outside_its_folder_as_a_
 ) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
+    (tmp_path / "beside.txt").write_text("in the workspace, not in the server's folder\n")
     server = McpServer(
-        name="files", command=str(filesystem_server_bin), args=[str(shared)], prefix="fs_"
+        name="files",
+        command=str(filesystem_server_bin),
+        args=[str(shared)],
+        prefix="fs_",
+        workspace=tmp_path,
     )
 
-    done = await run_tool(trees, server, "operator", "fs_read_text_file", path="/etc/hostname")
+    done = await run_tool(
+        trees, server, "operator", "fs_read_text_file", path=str(tmp_path / "beside.txt")
+    )
 
     result = result_of(done, "fs_read_text_file")
     assert result["error"].startswith("MCP tool fs_read_text_file failed:")

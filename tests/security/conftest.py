@@ -8,17 +8,29 @@ model was sent and what changed on disk.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
+from fakes.containment import NO_NAMESPACES_ENV, failing_bwrap
 from fakes.planted import SECRET_TEXT
 from troupe import Tool, builtin_tools
 from troupe.builtins import browser_unavailable_reason
 from troupe.builtins.browser_session import BrowserSession
 from troupe.runtime.approvals import ApprovalPolicy, parse_policy
+
+
+@pytest.fixture(autouse=True)
+def without_namespaces(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With TROUPE_TEST_NO_NAMESPACES=1, bwrap fails as where namespaces are forbidden."""
+    if os.environ.get(NO_NAMESPACES_ENV) == "1":
+        fake = failing_bwrap(tmp_path_factory.mktemp("no-namespaces"))
+        monkeypatch.setattr("troupe.sandbox.jail.bundled_bwrap", lambda: fake)
 
 
 @pytest.fixture(params=["deny", "auto"])

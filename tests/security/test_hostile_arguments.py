@@ -62,6 +62,45 @@ async def test_a_hostile_argument_gets_a_structured_error_naming_the_fix(
     assert "Traceback" not in everything_shown(run)
 
 
+# (tool, arguments, the argument at fault, the shape it must have): a few tools of every role.
+WRONG_SHAPES: list[tuple[str, dict[str, Any], str, str]] = [
+    ("exec_shell", {"command": "ls", "env": ["A=1"]}, "env", "an object"),
+    ("exec_shell", {"command": "ls", "env": {"A": 1}}, "env", "values are text"),
+    ("skill_run", {"name": "x", "args": "--all"}, "args", "a list"),
+    ("fs_edit", {"path": "notes.txt", "old": "a", "new": "b", "replace_all": "maybe"},
+     "replace_all", "true or false"),
+    ("secrets_set", {"name": "k", "value": {"v": "1"}}, "value", "text"),
+    ("crypto_sign", {"text": ["a"]}, "text", "text"),
+    ("save_knowledge", {"text": "t", "tags": "notalist"}, "tags", "a list"),
+    ("search_knowledge", {"query": "q", "limit": [5]}, "limit", "a whole number"),
+    ("graph_traverse", {"node": "n", "depth": {"d": 1}}, "depth", "a whole number"),
+    ("memory_store", {"text": "t", "tags": "notalist"}, "tags", "a list"),
+    ("memory_store", {"text": "t", "tags": ["ok", 7]}, "tags", "items are text"),
+    ("reflect_summary", {"limit": True}, "limit", "a whole number"),
+    ("browser_type", {"selector": "#q", "text": "hi", "submit": "maybe"}, "submit", "true or"),
+    ("browser_screenshot", {"path": "a.png", "full_page": [True]}, "full_page", "true or"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "name", "shape"),
+    WRONG_SHAPES,
+    ids=[f"{tool}-{name}-{i}" for i, (tool, _, name, _) in enumerate(WRONG_SHAPES)],
+)
+async def test_a_wrongly_shaped_argument_is_refused_naming_it_its_shape_and_an_example(
+    tools: list[Tool], workspace: Path, tool: str, args: dict[str, Any], name: str, shape: str
+) -> None:
+    before = sorted(p.name for p in workspace.iterdir())
+
+    run = await call_tool(tools, tool, args, policy="auto")
+
+    assert set(run.response) == {"error", "accepted"}, run.response
+    assert run.response["error"].startswith(f"{name} must be ")
+    assert shape in run.response["error"]
+    assert f"e.g. {name}=" in run.response["accepted"]
+    assert sorted(p.name for p in workspace.iterdir()) == before
+
+
 async def test_a_refused_huge_write_leaves_no_file(tools: list[Tool], workspace: Path) -> None:
     await call_tool(tools, "fs_write", {"path": "big.txt", "content": HUGE})
 
@@ -87,17 +126,25 @@ async def test_a_tool_that_raises_answers_with_an_error_and_logs_the_traceback_a
     assert failures and all(r.levelno == logging.DEBUG for r in failures)
 
 
+@pytest.mark.parametrize(
+    ("agent", "tool", "args", "said"),
+    [
+        ("operator", "fs_read", {"path": ["notes.txt"]}, "path must be text"),
+        ("chronicler", "memory_store", {"text": "t", "tags": "notalist"}, "tags must be a list"),
+        ("librarian", "search_knowledge", {"query": "q", "limit": "ten"}, "limit must be a whole"),
+    ],
+)
 def test_run_answers_200_with_the_error_when_a_tool_gets_bad_arguments(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, agent: str, tool: str, args: dict[str, Any], said: str
 ) -> None:
     settings = load_settings(
         workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
     )
     settings.config.model = ScriptedModel(
         replies=[
-            call("transfer_to_agent", agent_name="operator"),
-            call("fs_read", path=["notes.txt"]),
-            "Could not read it.",
+            call("transfer_to_agent", agent_name=agent),
+            call(tool, **args),
+            "Could not do it.",
         ]
     )
     sid = f"hostile-{uuid.uuid4().hex[:8]}"
@@ -118,9 +165,9 @@ def test_run_answers_200_with_the_error_when_a_tool_gets_bad_arguments(
         part["functionResponse"]["response"]
         for event in run.json()
         for part in event["content"]["parts"]
-        if "functionResponse" in part and part["functionResponse"]["name"] == "fs_read"
+        if "functionResponse" in part and part["functionResponse"]["name"] == tool
     ]
-    assert responses and "path must be text" in responses[0]["error"]
+    assert responses and said in responses[0]["error"]
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fakes.containment import jail_active
 from troupe import Assistant, Config, build_agent_tree
 from troupe.mcp import McpServer, close_toolsets
 from troupe.runtime.approvals import ApprovalPolicy, run_with_approvals
@@ -13,10 +14,16 @@ from troupe.testing import ScriptedModel, call
 FAKE_SERVER = str(Path(__file__).parent.parent / "fakes" / "mcp_server.py")
 
 
-async def _call(tool: str, args: dict[str, str], policy: ApprovalPolicy) -> list[str]:
-    """Run ``tool`` of the fake server (prefix fs_) once; the tool results' texts."""
+async def _call(
+    tool: str, args: dict[str, str], policy: ApprovalPolicy, workspace: Path
+) -> list[str]:
+    """Run ``tool`` of the fake server (prefix fs_, in ``workspace``) once; the results' texts."""
     server = McpServer(
-        name="files", command=sys.executable, args=[FAKE_SERVER, "--writer"], prefix="fs_"
+        name="files",
+        command=sys.executable,
+        args=[FAKE_SERVER, "--writer"],
+        prefix="fs_",
+        workspace=workspace,
     )
     model = ScriptedModel(
         replies=[call("transfer_to_agent", agent_name="operator"), call(tool, **args), "Done."]
@@ -35,21 +42,24 @@ async def test_an_mcp_tool_not_marked_read_only_does_not_run_under_deny(
 ) -> None:
     target = workspace / "log.txt"
 
-    results = await _call("fs_append_line", {"path": str(target), "line": "x"}, "deny")
+    results = await _call("fs_append_line", {"path": str(target), "line": "x"}, "deny", workspace)
 
     assert not target.exists()
     assert results and not any("appended" in text for text in results)
 
 
-async def test_an_mcp_tool_marked_read_only_runs_under_deny(workspace: Path) -> None:
-    results = await _call("fs_word_count", {"text": "one two three"}, "deny")
+async def test_an_mcp_tool_marked_read_only_runs_under_deny_when_the_server_is_jailed(
+    workspace: Path,
+) -> None:
+    results = await _call("fs_word_count", {"text": "one two three"}, "deny", workspace)
 
-    assert any("3" in text for text in results)
+    # Outside the jail (no namespaces) even a read-only tool asks first.
+    assert any("3" in text for text in results) is jail_active()
 
 
 async def test_an_approved_mcp_tool_runs(workspace: Path) -> None:
     target = workspace / "log.txt"
 
-    await _call("fs_append_line", {"path": str(target), "line": "x"}, "auto")
+    await _call("fs_append_line", {"path": str(target), "line": "x"}, "auto", workspace)
 
     assert target.read_text(encoding="utf-8") == "x\n"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from fakes.containment import check_contained
 from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import Tool, builtin_tools
@@ -170,5 +171,6 @@ async def test_when_the_workspace_is_the_data_directory_troupes_files_stay_out_o
     shell = await call_tool(tools, "exec_shell", {"command": "cat secret.key"}, policy=policy)
     notes = await call_tool(tools, "fs_read", {"path": "notes.txt"}, policy=policy)
 
-    assert key not in everything_shown(read) + everything_shown(shell)
+    assert key not in everything_shown(read)
+    check_contained(shell, policy, leaked=key in everything_shown(shell))
     assert notes.response["content"] == "ordinary notes\n"

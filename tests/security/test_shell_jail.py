@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import stat
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from fakes.containment import check_contained, failing_bwrap, jail_active
 from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import Tool, builtin_tools
@@ -43,7 +43,7 @@ async def test_a_command_cannot_read_a_file_outside_the_workspace(
         tools, "exec_shell", {"command": command.format(outside=outside)}, policy=policy
     )
 
-    assert SECRET_TEXT not in everything_shown(run)
+    check_contained(run, policy, leaked=SECRET_TEXT in everything_shown(run))
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ async def test_a_command_cannot_read_the_keys_troupe_runs_with(
         tools, "exec_shell", {"command": command.format(pid=troupe_like_process)}, policy=policy
     )
 
-    assert SECRET_TEXT not in everything_shown(run)
+    check_contained(run, policy, leaked=SECRET_TEXT in everything_shown(run))
 
 
 async def test_a_command_cannot_read_the_data_directory_inside_the_workspace(
@@ -94,9 +94,8 @@ async def test_a_command_cannot_read_the_data_directory_inside_the_workspace(
     )
 
     shown = everything_shown(run)
-    assert SECRET_TEXT not in shown
-    assert "vault.db" not in shown
-    assert not key or key.decode(errors="replace").strip() not in shown
+    leaked = [SECRET_TEXT, "vault.db", *([key.decode(errors="replace").strip()] if key else [])]
+    check_contained(run, policy, leaked=any(text in shown for text in leaked))
 
 
 @pytest.mark.parametrize(
@@ -106,15 +105,17 @@ async def test_a_command_cannot_read_the_data_directory_inside_the_workspace(
 async def test_an_approved_command_cannot_write_outside_the_workspace(
     tools: list[Tool], outside: Path, command: str
 ) -> None:
-    await call_tool(
+    escape = Path(f"/tmp/troupe-escape-{os.getpid()}")
+    run = await call_tool(
         tools,
         "exec_shell",
         {"command": command.format(outside=outside, pid=os.getpid())},
         policy="auto",
     )
 
-    assert outside.read_text(encoding="utf-8").strip() == SECRET_TEXT
-    assert not Path(f"/tmp/troupe-escape-{os.getpid()}").exists()
+    written = outside.read_text(encoding="utf-8").strip() != SECRET_TEXT or escape.exists()
+    escape.unlink(missing_ok=True)
+    check_contained(run, "auto", leaked=written)
 
 
 async def test_an_approved_command_writes_the_workspace(tools: list[Tool], workspace: Path) -> None:
@@ -124,8 +125,13 @@ async def test_an_approved_command_writes_the_workspace(tools: list[Tool], works
 
 
 async def test_a_command_that_ran_without_approval_cannot_write_the_workspace(
-    workspace: Path,
+    workspace: Path, tools: list[Tool]
 ) -> None:
+    if not jail_active():
+        # troupe's fallback: no command runs without a person's yes, not even a look.
+        run = await call_tool(tools, "exec_shell", {"command": "cat notes.txt"}, policy="deny")
+        assert run.response.get("declined") is True
+        return
     jail = Jail(workspace)
     proc = await asyncio.create_subprocess_exec(
         *jail.wrap(["/bin/sh", "-c", "echo x > notes.txt; echo y > new.txt"], writable=False),
@@ -168,8 +174,8 @@ async def test_the_network_is_off_for_commands(
 
     run = await call_tool(tools, "exec_shell", {"command": command}, policy="auto")
 
-    assert run.response["exit_code"] != 0
-    assert connections == []
+    check_contained(run, "auto", leaked=bool(connections))
+    assert not jail_active() or run.response["exit_code"] != 0
 
 
 async def test_shell_network_lets_an_approved_command_connect(
@@ -201,20 +207,13 @@ async def test_a_skill_runs_in_the_jail(
     run = await call_tool(tools, "skill_run", {"name": "peek"}, policy="auto")
 
     assert run.response.get("kind") == "script"
-    assert SECRET_TEXT not in everything_shown(run)
-
-
-def _failing_bwrap(folder: Path) -> str:
-    fake = folder / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'No permissions to create new namespace' >&2\nexit 1\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    return str(fake)
+    check_contained(run, "auto", leaked=SECRET_TEXT in everything_shown(run))
 
 
 async def test_without_namespaces_even_a_read_only_command_needs_approval(
     workspace: Path, tmp_path: Path
 ) -> None:
-    jail = Jail(workspace, bwrap=_failing_bwrap(tmp_path))
+    jail = Jail(workspace, bwrap=failing_bwrap(tmp_path))
     tools = operator_tools(Workspace(workspace), jail=jail)
 
     run = await call_tool(tools, "exec_shell", {"command": "uname -a"}, policy="deny")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,6 +49,17 @@ class McpServer:
     """Only these tools of the server, by the server's own names (None: all)."""
     dangerous: bool = False
     """Ask the user before every call to one of these tools."""
+    jail: bool = True
+    """Run a stdio server in the bubblewrap jail (see the README's Security
+    section). False starts it as an ordinary process of yours: only for a
+    server you trust with everything your user can reach."""
+    workspace: str | Path | None = None
+    """The folder the server works in and its tools' path arguments must stay
+    in (default: the current directory); ``troupe.yaml`` sets it to the
+    team's workspace."""
+    data_dir: str | Path | None = None
+    """troupe's data directory, hidden from the server and refused as a path
+    (default: the usual one); ``troupe.yaml`` sets it to the team's."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds to wait for the server to start, for each call, and for it to stop.
 
@@ -122,10 +134,18 @@ class McpServerEntry(BaseModel):
     agent: str | None = Field(default=None, description="Agent that gets the tools.")
     tools: list[str] | None = Field(default=None, description="Only these server tools.")
     dangerous: bool = Field(default=False, description="Ask before every call.")
+    jail: bool = Field(
+        default=True, description="Run a stdio server in the bubblewrap jail (false: trusted)."
+    )
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, description="Seconds per start/call.")
 
-    def to_server(self) -> McpServer:
-        """The :class:`McpServer` this entry describes (raises ConfigError when invalid)."""
+    def to_server(
+        self, *, workspace: str | Path | None = None, data_dir: str | Path | None = None
+    ) -> McpServer:
+        """The :class:`McpServer` this entry describes (raises ConfigError when invalid).
+
+        ``workspace`` and ``data_dir`` are the team's, which confine the server.
+        """
         return McpServer(
             name=self.name,
             command=self.command,
@@ -137,5 +157,8 @@ class McpServerEntry(BaseModel):
             agent=self.agent,
             tools=tuple(self.tools) if self.tools is not None else None,
             dangerous=self.dangerous,
+            jail=self.jail,
+            workspace=workspace,
+            data_dir=data_dir,
             timeout=self.timeout,
         )

@@ -11,10 +11,11 @@ import logging
 import os
 import re
 from collections.abc import Callable, Collection
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigError
 from ..logfile import log_stream
+from .confinement import McpConfinement
 
 if TYPE_CHECKING:
     from google.adk.agents.base_agent import BaseAgent
@@ -118,18 +119,23 @@ def _expand(value: str, server: McpServer) -> str:
     return _ENV_REF.sub(replace, value)
 
 
-def _connection_params(server: McpServer) -> Any:
+def _connection_params(server: McpServer, confinement: McpConfinement) -> Any:
     from google.adk.tools.mcp_tool.mcp_session_manager import (
         StdioConnectionParams,
         StreamableHTTPConnectionParams,
     )
     from mcp import StdioServerParameters
+    from mcp.client.stdio import get_default_environment
 
     if server.command:
         env = {k: _expand(v, server) for k, v in server.env.items()}
+        command, args = confinement.command_line({**get_default_environment(), **env})
         return StdioConnectionParams(
             server_params=StdioServerParameters(
-                command=server.command, args=list(server.args), env=env or None
+                command=command,
+                args=args,
+                env=env or None,
+                cwd=confinement.workspace.root,
             ),
             timeout=server.timeout,
         )
@@ -156,9 +162,25 @@ def _toolset_class() -> Callable[..., BaseToolset]:
 
     class TroupeMcpTool(McpTool):
         """An McpTool whose ``isError`` answers are failures ({"error": ...}),
-        as the guards, traces and the path read every tool's failures."""
+        as the guards, traces and the path read every tool's failures, and
+        whose path arguments are checked before anything is sent."""
+
+        troupe_confinement: McpConfinement | None = None
+
+        def _troupe_problem(self, args: dict[str, Any]) -> str | None:
+            confinement = self.troupe_confinement
+            return confinement.argument_problem(self.name, args) if confinement else None
+
+        async def check_require_confirmation(
+            self, args: dict[str, Any], tool_context: ToolContext
+        ) -> bool:
+            if self._troupe_problem(args) is not None:
+                return False  # refused by run_async before anyone is asked
+            return await super().check_require_confirmation(args, tool_context)
 
         async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+            if (problem := self._troupe_problem(args)) is not None:
+                return {"error": problem, "accepted": "a path inside the workspace"}
             result = await super().run_async(args=args, tool_context=tool_context)
             return _failure(self.name, result)
 
@@ -187,6 +209,11 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             self.troupe_renamed: dict[str, str] = {}
             self.troupe_descriptions: dict[str, str] = {}
             self._troupe_exclude = frozenset(exclude)
+            self.troupe_confinement = McpConfinement(placement.server)
+            server = placement.server
+            self._troupe_unjailed = (
+                server.command is not None and server.jail and not self.troupe_confinement.jailed
+            )
             self._troupe_claims = claims if claims is not None else ToolClaims()
 
         async def get_tools(
@@ -213,9 +240,11 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                     renamed[name] = tool.name
                 if isinstance(tool, McpTool):
                     tool.__class__ = TroupeMcpTool
+                    cast(TroupeMcpTool, tool).troupe_confinement = self.troupe_confinement
                 tool.name = name
-                if not _declared_read_only(tool):
-                    # Only a tool the server marks read-only runs without asking.
+                if not _declared_read_only(tool) or self._troupe_unjailed:
+                    # Only a tool the server marks read-only runs without asking, and
+                    # only when the server runs in the jail.
                     tool._require_confirmation = True
                 visible.append(tool)
             self.troupe_renamed = renamed
@@ -248,7 +277,7 @@ def build_toolset(
         placement=placement,
         exclude=exclude,
         claims=claims,
-        connection_params=_connection_params(server),
+        connection_params=_connection_params(server, McpConfinement(server)),
         tool_filter=list(server.tools) if server.tools is not None else None,
         require_confirmation=server.dangerous,
         errlog=errlog if errlog is not None else log_stream(),

