@@ -29,9 +29,11 @@ async def test_shape_is_repaired_or_ended_within_its_model_calls(shape: FailureS
     check_outcome(shape, events, len(model.requests))
 
 
-@pytest.mark.parametrize(
-    "shape", [s for s in SHAPES if s.name != "ping_pong_with_three_rounds"], ids=shape_id
-)
+# Neither names a missing agent: both are transfers between real specialists.
+_REAL_NAMES = ("ping_pong_with_three_rounds", "specialist_transfers_to_a_sibling")
+
+
+@pytest.mark.parametrize("shape", [s for s in SHAPES if s.name not in _REAL_NAMES], ids=shape_id)
 async def test_shape_is_counted_as_an_invalid_name(shape: FailureShape) -> None:
     assistant, _, _ = await _turn(shape)
 
@@ -93,3 +95,25 @@ async def test_failed_transfer_attempts_count_toward_the_delegation_rounds() -> 
 
     assert len(model.requests) == 4
     assert "3 delegation rounds" in reply
+
+
+async def test_specialist_transfer_to_a_sibling_counts_as_its_rejection_and_a_round() -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="navigator"),
+            call("transfer_to_agent", agent_name="operator"),
+            "done",
+        ]
+    )
+    assistant = _assistant(model)
+
+    await assistant.run_and_collect("s1", "list the files here")
+
+    turn = assistant.last_turn
+    assert turn is not None
+    assert (turn.rejected_by, turn.reached, turn.delegations) == (
+        ["navigator"],
+        ["navigator", "operator"],
+        2,
+    )
+    assert turn.invalid_names == []

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 import troupe
-from fakes.openai_server import serve, text_reply, tool_call_reply
+from fakes.openai_server import serve, wire_replies
 from fakes.shapes import SHAPES, FailureShape, check_outcome, shape_id
 from troupe.benchmarks.stub_tools import stub_tools
-from troupe.testing import FunctionCallReply
-
-
-def _wire(replies: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The scripted replies as OpenAI chat messages."""
-    wire = []
-    for index, reply in enumerate(replies):
-        if isinstance(reply, FunctionCallReply):
-            wire.append(tool_call_reply(reply.name, dict(reply.args), f"call_{index}"))
-        else:
-            wire.append(text_reply(str(reply)))
-    return wire
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +20,7 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 async def test_shape_is_repaired_or_ended_over_http(shape: FailureShape) -> None:
-    with serve(_wire(shape.replies)) as fake:
+    with serve(wire_replies(shape.replies)) as fake:
         config = troupe.Config(
             tools=stub_tools(),
             model="openai/fake-model",

@@ -47,8 +47,8 @@ class Visit:
     workspace: Path
     data_dir: Path
     request: str
-    in_process_model: bool
-    """True when the model is patched into this process (the scripted model)."""
+    own_process: bool = False
+    """True when ``adk run`` runs as a new process (the ``adk`` command)."""
 
 
 def _serve(visit: Visit, *, a2a: bool = False) -> TestClient:
@@ -81,7 +81,7 @@ def _new_session(client: TestClient, app: str = "troupe") -> str:
     return sid
 
 
-def _run_body(sid: str, text: str, app: str = "troupe") -> dict[str, Any]:
+def run_body(sid: str, text: str, app: str = "troupe") -> dict[str, Any]:
     return {
         "app_name": app,
         "user_id": "u1",
@@ -104,7 +104,7 @@ def run(visit: Visit) -> str:
     """``troupe serve``: ADK's ``POST /run``."""
     with _serve(visit) as client:
         sid = _new_session(client)
-        response = client.post("/run", json=_run_body(sid, visit.request))
+        response = client.post("/run", json=run_body(sid, visit.request))
         assert response.status_code == 200, response.text
         return _adk_event_texts(response.json())
 
@@ -113,7 +113,7 @@ def run_sse(visit: Visit) -> str:
     """``troupe serve``: ADK's ``POST /run_sse`` (server-sent events)."""
     with _serve(visit) as client:
         sid = _new_session(client)
-        response = client.post("/run_sse", json=_run_body(sid, visit.request))
+        response = client.post("/run_sse", json=run_body(sid, visit.request))
         assert response.status_code == 200, response.text
         events = [
             json.loads(line[len("data: ") :])
@@ -156,15 +156,14 @@ def _troupe_env(visit: Visit) -> dict[str, str]:
 def adk_run(visit: Visit) -> str:
     """``adk run --replay`` on ``adk_agents/troupe_team`` (ADK's own CLI).
 
-    With a model patched into this process, ADK's ``run_cli`` (what ``adk
-    run`` calls) runs here; otherwise the ``adk`` command runs as a
-    subprocess.
+    With ``visit.own_process`` the ``adk`` command runs as a subprocess;
+    otherwise ADK's ``run_cli`` (what ``adk run`` calls) runs here.
     """
     replay = visit.data_dir / "replay.json"
     replay.parent.mkdir(parents=True, exist_ok=True)
     replay.write_text(json.dumps({"state": {}, "queries": [visit.request]}), encoding="utf-8")
     env = _troupe_env(visit)
-    if visit.in_process_model:
+    if not visit.own_process:
         output = _adk_run_in_process(visit, replay)
     else:
         adk = Path(sys.executable).with_name("adk")
@@ -227,23 +226,28 @@ def _adk_run_in_process(visit: Visit, replay: Path) -> str:
     return out.getvalue()
 
 
-def adk_web(visit: Visit) -> str:
-    """``adk web adk_agents``: ADK's own dev server app, ``POST /run`` on ``troupe_team``."""
+@contextlib.contextmanager
+def adk_web_app(visit: Visit, session_service_uri: str = "memory://") -> Iterator[Any]:
+    """ADK's own dev server app for ``adk web adk_agents`` (troupe's App loads on first use)."""
     from google.adk.cli.fast_api import get_fast_api_app
 
     with _adk_loads_troupe(visit):
-        api = get_fast_api_app(
+        yield get_fast_api_app(
             agents_dir=str(ADK_AGENTS),
-            session_service_uri="memory://",
+            session_service_uri=session_service_uri,
             artifact_service_uri="memory://",
             memory_service_uri="memory://",
             use_local_storage=False,
             web=True,
         )
-        with TestClient(api, base_url=BASE) as client:
-            sid = _new_session(client, ADK_APP_FOLDER)
-            body = _run_body(sid, visit.request, ADK_APP_FOLDER)
-            response = client.post("/run", json=body)
+
+
+def adk_web(visit: Visit) -> str:
+    """``adk web adk_agents``: ADK's own dev server app, ``POST /run`` on ``troupe_team``."""
+    with adk_web_app(visit) as api, TestClient(api, base_url=BASE) as client:
+        sid = _new_session(client, ADK_APP_FOLDER)
+        body = run_body(sid, visit.request, ADK_APP_FOLDER)
+        response = client.post("/run", json=body)
     assert response.status_code == 200, response.text
     return _adk_event_texts(response.json())
 
@@ -277,4 +281,4 @@ DOORS: dict[str, Callable[[Visit], str]] = {
 
 def spawns_process(door: str, visit: Visit) -> bool:
     """True when ``door`` starts a new process for ``visit`` (``adk run`` over HTTP)."""
-    return door == "adk_run" and not visit.in_process_model
+    return door == "adk_run" and visit.own_process

@@ -25,25 +25,38 @@ MIXED = Shape(
 )
 
 
-def _turn(door: str, model: str, visit_for: Any) -> Trace:
+def _turn(door: str, model: str, visit_for: Any) -> tuple[str, Trace]:
     visit = visit_for(model, MIXED)
-    assert MIXED.answer in DOORS[door](visit)
+    reply = DOORS[door](visit)
     (trace,) = TraceStore(visit.data_dir / "traces.db").list(limit=5)
-    return trace
+    return reply, trace
 
 
-def _shown(trace: Trace) -> tuple[Any, ...]:
-    steps = tuple((s["author"], s["kind"], s["name"]) for s in trace.steps)
-    return trace.path, trace.repairs, steps, trace.outcome
+def _shown(reply: str, trace: Trace) -> dict[str, Any]:
+    """Everything a user or a trace reader sees of the turn, except ids and timings."""
+    return {
+        "reply": reply,
+        "path": trace.path,
+        "repairs": trace.repairs,
+        "invalid_names": trace.invalid_names,
+        "rejections": trace.rejections,
+        "reached": trace.reached,
+        "steps": [(s["author"], s["kind"], s["name"], s["text"]) for s in trace.steps],
+        "tools": [(c["agent"], c["tool"]) for c in trace.tool_calls],
+        "model_calls": [c["agent"] for c in trace.model_calls],
+        "outcome": trace.outcome,
+        "stop_reason": trace.stop_reason,
+    }
 
 
 @pytest.mark.parametrize("model", MODELS)
-@pytest.mark.parametrize("door", ["run", "adk_web"])
+@pytest.mark.parametrize("door", ["run", "run_sse", "adk_web"])
 def test_serve_and_adk_web_show_the_same_path_and_repairs_as_chat(
     door: str, model: str, visit_for: Any
 ) -> None:
     chat = _turn("chat", model, visit_for)
     other = _turn(door, model, visit_for)
-    assert tuple(chat.path) == MIXED.path
-    assert [tuple(r) for r in chat.repairs] == list(MIXED.repairs)
-    assert _shown(other) == _shown(chat)
+    assert MIXED.answer in chat[0]
+    assert tuple(chat[1].path) == MIXED.path
+    assert [tuple(r) for r in chat[1].repairs] == list(MIXED.repairs)
+    assert _shown(*other) == _shown(*chat)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from troupe.testing import FunctionCallReply
 
 
 def tool_call_reply(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -35,6 +37,18 @@ def tool_call_reply(name: str, arguments: dict[str, Any], call_id: str) -> dict[
 def text_reply(text: str) -> dict[str, Any]:
     """An assistant message with plain text."""
     return {"role": "assistant", "content": text}
+
+
+def wire_replies(replies: Iterable[Any]) -> list[dict[str, Any]]:
+    """A :class:`~troupe.testing.ScriptedModel` script (text and ``call(...)`` replies)
+    as the server's chat messages, in the same order."""
+    wire = []
+    for index, reply in enumerate(replies):
+        if isinstance(reply, FunctionCallReply):
+            wire.append(tool_call_reply(reply.name, dict(reply.args), f"call_{index}"))
+        else:
+            wire.append(text_reply(str(reply)))
+    return wire
 
 
 def failure(status: int, message: str = "") -> dict[str, Any]:

@@ -63,6 +63,24 @@ def _lists_files(name: str, *opening: Reply) -> FailureShape:
     )
 
 
+def _passed_on_by_navigator(name: str, passing_on: Reply) -> FailureShape:
+    """A shape misrouted to navigator, which passes the task to operator with ``passing_on``."""
+    return FailureShape(
+        name=name,
+        replies=(
+            call("transfer_to_agent", agent_name="navigator"),
+            passing_on,
+            call("fs_list", path="."),
+            ANSWER,
+            *_SPARE,
+        ),
+        transfers=("navigator", "operator"),
+        tools=("fs_list",),
+        answer_contains=(ANSWER,),
+        max_model_calls=4,
+    )
+
+
 SHAPES: tuple[FailureShape, ...] = (
     _lists_files("agent_called_as_function", call("operator", command="ls")),
     _lists_files("agent_like_name_called_as_function", call("file_agent", path=".")),
@@ -105,20 +123,10 @@ SHAPES: tuple[FailureShape, ...] = (
         "orchestrator_echoes_reject_naming_an_agent",
         "[REJECT] This task requires operator: it lists files.",
     ),
-    FailureShape(
-        name="specialist_calls_another_agent_as_function",
-        request="open https://example.com",
-        replies=(
-            call("transfer_to_agent", agent_name="operator"),
-            call("navigator", url="https://example.com"),
-            call("browser_navigate", url="https://example.com"),
-            "The page says: page text",
-            *_SPARE,
-        ),
-        transfers=("operator", "navigator"),
-        tools=("browser_navigate",),
-        answer_contains=("page text",),
-        max_model_calls=4,
+    # Misrouted to navigator, which calls operator by name: the runtime hands
+    # the task to operator. No page is opened, so every door runs it.
+    _passed_on_by_navigator(
+        "specialist_calls_another_agent_as_function", call("operator", command="ls")
     ),
     FailureShape(
         name="same_unknown_agent_twice",
@@ -133,16 +141,28 @@ SHAPES: tuple[FailureShape, ...] = (
         max_model_calls=6,
     ),
     FailureShape(
+        # operator passes to navigator (a rejection, handed on), navigator
+        # passes back (refused twice: the orchestrator is asked), and every
+        # attempt counts toward the three rounds.
         name="ping_pong_with_three_rounds",
         max_delegation_rounds=3,
         replies=(
             call("transfer_to_agent", agent_name="operator"),
-            *(call("transfer_to_agent", agent_name="navigator") for _ in range(20)),
+            *(
+                call("transfer_to_agent", agent_name=name)
+                for _ in range(10)
+                for name in ("navigator", "operator")
+            ),
         ),
-        transfers=("operator",),
+        transfers=("operator", "navigator"),
         tools=(),
         answer_contains=("3 delegation rounds",),
         max_model_calls=12,
+    ),
+    # Misrouted to navigator, which transfers to operator itself: that is a
+    # [REJECT] naming operator, and the runtime hands the task on.
+    _passed_on_by_navigator(
+        "specialist_transfers_to_a_sibling", call("transfer_to_agent", agent_name="operator")
     ),
 )
 """Every shape, by name; ``pytest.mark.parametrize("shape", SHAPES, ids=...)``."""

@@ -12,59 +12,21 @@ import asyncio
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
 import pytest
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.events.event import Event
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
-from google.genai import types
-from pydantic import PrivateAttr
 from troupe_servers import ServerFactory, troupe_env
-from typing_extensions import override
 
 import troupe
+from fakes.session_turns import GatedModel, assert_turns_kept_apart, turn_request
 from troupe.sessions import close_session_store, open_session_store
-from troupe.testing import user_texts
 
 APP = "troupe"
 CLI_USER = "user"
 CHAT = [sys.executable, "-m", "troupe", "chat", "--json", "--approve", "auto"]
-
-
-def _request(n: int) -> str:
-    return f"run `echo turn-{n}`"
-
-
-def _user_text(event: Event) -> str:
-    parts = event.content.parts if event.content else None
-    return "".join(part.text for part in parts or [] if part.text)
-
-
-def assert_turns_kept_apart(events: list[Event], count: int) -> None:
-    """``count`` turns, each a contiguous block that starts with its request and holds its echo."""
-    blocks: list[list[Event]] = []
-    for event in events:
-        if not blocks or event.invocation_id != blocks[-1][0].invocation_id:
-            ids_so_far = {block[0].invocation_id for block in blocks}
-            assert event.invocation_id not in ids_so_far, "two turns were interleaved"
-            blocks.append([])
-        blocks[-1].append(event)
-    assert len(blocks) == count
-    asked = []
-    for block in blocks:
-        assert block[0].author == "user"
-        request = _user_text(block[0])
-        token = request.removeprefix("run `echo ").removesuffix("`")
-        assert any(token in str(e.model_dump()) for e in block[1:] if e.author != "user"), (
-            f"the turn for {request!r} holds no answer with {token!r}"
-        )
-        asked.append(request)
-    assert sorted(asked) == sorted(_request(n) for n in range(count))
 
 
 async def _stored_events(store: str, user: str, session_id: str) -> list[Event]:
@@ -89,7 +51,7 @@ async def _post_runs(base: str, user: str, session_id: str, count: int) -> list[
                 "app_name": APP,
                 "user_id": user,
                 "session_id": session_id,
-                "new_message": {"role": "user", "parts": [{"text": _request(n)}]},
+                "new_message": {"role": "user", "parts": [{"text": turn_request(n)}]},
             }
             return await client.post("/run", json=body)
 
@@ -119,7 +81,7 @@ def test_six_concurrent_cli_chats_on_one_session_each_get_their_answer_in_order(
     env = troupe_env(tmp_path / "data", TROUPE_SESSION_STORE=session_store)
     chats = [
         subprocess.Popen(
-            [*CHAT, "--session", session_id, _request(n)],
+            [*CHAT, "--session", session_id, turn_request(n)],
             cwd=workspace,
             env=env,
             stdout=subprocess.PIPE,
@@ -135,43 +97,6 @@ def test_six_concurrent_cli_chats_on_one_session_each_get_their_answer_in_order(
         assert f"turn-{n}" in output and '"kind": "error"' not in output, output
     events = asyncio.run(_stored_events(session_store, CLI_USER, session_id))
     assert_turns_kept_apart(events, 6)
-
-
-class GatedModel(BaseLlm):
-    """Answers every call with the request's own text, after ``gate`` lets it through.
-
-    It records how many calls were inside it at once, so a test sees whether
-    two turns overlapped without timing anything.
-    """
-
-    model: str = "gated"
-    _gate: Callable[[], Awaitable[None]] = PrivateAttr()
-    _active: int = PrivateAttr(default=0)
-    _most: int = PrivateAttr(default=0)
-
-    def __init__(self, gate: Callable[[], Awaitable[None]]) -> None:
-        super().__init__(model="gated")
-        self._gate = gate
-
-    @property
-    def most_at_once(self) -> int:
-        return self._most
-
-    @override
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        self._active += 1
-        self._most = max(self._most, self._active)
-        try:
-            await self._gate()
-        finally:
-            self._active -= 1
-        asked = user_texts(llm_request)[-1]
-        yield LlmResponse(
-            content=types.Content(role="model", parts=[types.Part(text=f"{asked} done")]),
-            turn_complete=True,
-        )
 
 
 def _assistants(store: str, model: GatedModel, count: int) -> list[troupe.Assistant]:
@@ -198,7 +123,7 @@ def test_turns_on_one_session_never_overlap_even_over_separate_store_connections
             return list(
                 await asyncio.gather(
                     *(
-                        (first if n % 2 else second).run_and_collect(session_id, _request(n))
+                        (first if n % 2 else second).run_and_collect(session_id, turn_request(n))
                         for n in range(6)
                     )
                 )
@@ -208,7 +133,7 @@ def test_turns_on_one_session_never_overlap_even_over_separate_store_connections
 
     replies = asyncio.run(scenario())
 
-    assert replies == [f"{_request(n)} done" for n in range(6)]
+    assert replies == [f"{turn_request(n)} done" for n in range(6)]
     assert model.most_at_once == 1
     events = asyncio.run(_stored_events(session_store, CLI_USER, session_id))
     assert_turns_kept_apart(events, 6)
@@ -230,7 +155,7 @@ def test_turns_on_different_sessions_run_at_the_same_time(session_store: str) ->
             return list(
                 await asyncio.gather(
                     *(
-                        assistant.run_and_collect(session, _request(n))
+                        assistant.run_and_collect(session, turn_request(n))
                         for n, (assistant, session) in enumerate(
                             zip(assistants, sessions, strict=True)
                         )
@@ -242,5 +167,5 @@ def test_turns_on_different_sessions_run_at_the_same_time(session_store: str) ->
 
     replies = asyncio.run(scenario())
 
-    assert replies == [f"{_request(n)} done" for n in range(2)]
+    assert replies == [f"{turn_request(n)} done" for n in range(2)]
     assert model.most_at_once == 2

@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from .guards import Guards
 from .plugins import GuardPlugin, RouterPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
 from .recovery import RecoveryPlugin
+from .session_lock import SessionQueuePlugin
 from .tracing import TraceStore
 
 DEFAULT_APP_NAME = "troupe"
@@ -29,6 +30,9 @@ PluginFactory = Callable[[Guards, "TraceStore | None"], BasePlugin]
 """Builds one runtime plugin from the tree's guards and the trace store."""
 
 RUNTIME_PLUGINS: tuple[tuple[str, PluginFactory], ...] = (
+    # First: a turn waits for the one before it on the same session before
+    # anything else of it runs (its time limit included).
+    ("session_queue", lambda _guards, _store: SessionQueuePlugin()),
     # Usage first: it only observes, and a plugin that answers in place of
     # the model (a guard's stop) ends the chain for the ones after it.
     ("usage", lambda guards, _store: UsagePlugin(guards)),

@@ -4,7 +4,8 @@ They run as the callbacks of one ADK plugin, for every agent (no patch to ADK):
 
 * ``before_tool``: repairs a ``transfer_to_agent`` target that names no agent
   (or answers with the valid names so the model corrects itself in the same
-  run), refuses transfers from specialists (ping-pong), refuses to send a
+  run), refuses a specialist's transfer the repairs did not turn into a
+  ``[REJECT]`` (back to the orchestrator, or to no agent), refuses to send a
   task back to an agent that rejected it, counts delegations against the
   limit, and stops a tool call repeated with identical arguments;
 * ``before_model``: counts model calls against the per-turn cap, ends a
@@ -241,7 +242,8 @@ class Guards:
         outcome = examine(response, caller, self.resolver.resolve)
         repair = self.settings.transfer_repair
         for finding in outcome.findings:
-            turn.invalid_names.append(finding.asked)
+            if finding.invalid_name:
+                turn.invalid_names.append(finding.asked)
             turn.shapes.append(finding.shape)
             if repair and finding.became is not None:
                 logger.warning(

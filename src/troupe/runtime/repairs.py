@@ -17,6 +17,11 @@ shape. Each shape real models produce is a row of :data:`SHAPES`:
 * **echoed [REJECT]**: the orchestrator copying the rejection line from its
   own instruction is not a rejection: it becomes the transfer the line names,
   or an empty reply when it names no agent.
+* **specialist transfer**: a specialist calling ``transfer_to_agent`` to a
+  sibling is the reject protocol said the wrong way: it becomes the
+  ``[REJECT]`` line naming that sibling, which the runtime re-routes (and
+  counts toward the delegation rounds). A transfer back to the orchestrator,
+  or to no agent, is left to the transfer guard, which refuses it.
 
 Everything here is a pure function of one :class:`LlmResponse` and what the
 agent that produced it may call (:class:`Caller`); the runtime's after-model
@@ -47,6 +52,7 @@ PYTHON_CALL_TEXT = "python_call_text"
 EMPTY_JSON = "empty_json"
 ECHOED_REJECT = "echoed_reject"
 UNKNOWN_FUNCTION = "unknown_function"
+SPECIALIST_TRANSFER = "specialist_transfer"
 
 SHAPES: Mapping[str, str] = {
     AGENT_AS_FUNCTION: "a function call named for an agent (or one of its tools) "
@@ -57,6 +63,7 @@ SHAPES: Mapping[str, str] = {
     EMPTY_JSON: "an empty json block or {} instead of an answer",
     ECHOED_REJECT: "the orchestrator echoing the [REJECT] line of its instruction",
     UNKNOWN_FUNCTION: "a function the agent does not have and no agent owns",
+    SPECIALIST_TRANSFER: "a specialist's own transfer_to_agent to another specialist",
 }
 """Every malformed-reply shape this module recognises, with what it looks like."""
 
@@ -98,6 +105,8 @@ class Finding:
     """What the model wrote: the name it called, or the marker it echoed."""
     became: str | None
     """The agent or tool it became, :data:`EMPTY_REPLY`, or None when left alone."""
+    invalid_name: bool = True
+    """True when what the model wrote names nothing that exists as written."""
 
     @property
     def repaired(self) -> bool:
@@ -128,6 +137,13 @@ Resolve = Callable[[str], "str | None"]
 
 def examine(response: LlmResponse, caller: Caller, resolve: Resolve) -> Outcome:
     """What is malformed in ``response`` from ``caller``, and the reply it should be."""
+    outcome = _examine(response, caller, resolve)
+    if caller.is_root or response.partial or response.content is None:
+        return outcome
+    return _transfer_as_rejection(outcome, response.content.parts or [], caller, resolve)
+
+
+def _examine(response: LlmResponse, caller: Caller, resolve: Resolve) -> Outcome:
     if response.partial or response.content is None:
         return Outcome(findings=())
     parts = [p for p in response.content.parts or [] if not p.thought]
@@ -152,6 +168,32 @@ def examine(response: LlmResponse, caller: Caller, resolve: Resolve) -> Outcome:
         finding = Finding(ECHOED_REJECT, prompts.REJECT_MARKER, target)
         return Outcome(findings=(finding,), parts=[transfer_part(target, "")])
     return Outcome(findings=())
+
+
+def _transfer_as_rejection(
+    outcome: Outcome, original: Sequence[types.Part], caller: Caller, resolve: Resolve
+) -> Outcome:
+    """A specialist's transfer to another specialist, as the ``[REJECT]`` line naming it.
+
+    The whole reply becomes that one line, so the runtime sees a rejection
+    and hands the task on; anything else the reply held was meant for the
+    agent it tried to reach.
+    """
+    parts = outcome.parts if outcome.parts is not None else original
+    for part in parts:
+        call = part.function_call
+        if call is None or call.name != TRANSFER_TOOL:
+            continue
+        args = call.args or {}
+        asked = str(args.get(TRANSFER_ARG, ""))
+        target = resolve(asked)
+        if target is None or target == caller.agent:
+            return outcome  # the transfer guard refuses it
+        reason = str(args.get(TRANSFER_REASON_ARG) or "") or f"{caller.agent} passed it on"
+        finding = Finding(SPECIALIST_TRANSFER, asked, target, invalid_name=target != asked)
+        line = types.Part(text=prompts.reject_line(target, reason))
+        return Outcome(findings=(*outcome.findings, finding), parts=[line])
+    return outcome
 
 
 def _examine_calls(parts: Sequence[types.Part], caller: Caller, resolve: Resolve) -> Outcome:

@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.run_config import RunConfig
 from google.adk.events.event import Event
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import types
@@ -272,3 +274,113 @@ class QueuedRunner(Runner):
             async with contextlib.aclosing(events):
                 async for event in events:
                     yield event
+
+
+class SessionQueuePlugin(BasePlugin):
+    """The session queue for runners troupe did not build (``adk web``, ``adk run``).
+
+    ADK loads the session before any plugin runs, so this plugin joins the
+    queue at the first hook of the invocation (the user message, before it
+    is stored), and then reloads the session in place when another turn
+    wrote to it meanwhile: the turn sees that turn's events, and ADK's store
+    never sees a stale write. ADK chose the agent to run from the older copy;
+    that choice stands, since troupe's specialists cannot take a turn over
+    from the orchestrator (``disallow_transfer_to_parent``), and a reply to
+    a confirmation names a call stored before the user could answer it. It
+    leaves the queue when the run ends (after run, on error, or when the task
+    that ran the turn ends, e.g. a dropped stream). Under
+    :class:`QueuedRunner` or the Assistant, which queue before the session
+    loads, it does nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="troupe_session_queue")
+        self._held: dict[str, _Held] = {}
+
+    async def on_user_message_callback(
+        self, *, invocation_context: InvocationContext, user_message: types.Content
+    ) -> types.Content | None:
+        await self._join(invocation_context)
+        return None  # the message stands; the plugins after this one see it too
+
+    async def before_run_callback(
+        self, *, invocation_context: InvocationContext
+    ) -> types.Content | None:
+        # A resumed invocation has no new message: join here instead.
+        await self._join(invocation_context)
+        return None
+
+    async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        await self._leave(invocation_context.invocation_id)
+
+    async def on_run_error_callback(
+        self, *, invocation_context: InvocationContext, error: Exception
+    ) -> None:
+        await self._leave(invocation_context.invocation_id)
+
+    async def _join(self, ctx: InvocationContext) -> None:
+        """Wait for the session's turn, then bring the session up to date."""
+        session = ctx.session
+        key = (session.app_name, session.user_id, session.id)
+        if ctx.invocation_id in self._held or key in _HELD.get():
+            return
+        stack = contextlib.AsyncExitStack()
+        await stack.enter_async_context(session_turns(ctx.session_service).hold(*key))
+        held = self._held[ctx.invocation_id] = _Held(stack)
+        task = asyncio.current_task()
+        if task is not None:
+            held.watch(task, lambda: self._leave_soon(ctx.invocation_id))
+        await _reload(ctx)
+
+    async def _leave(self, invocation_id: str) -> None:
+        held = self._held.pop(invocation_id, None)
+        if held is not None:
+            held.unwatch()
+            await held.stack.aclose()
+
+    def _leave_soon(self, invocation_id: str) -> None:
+        held = self._held.get(invocation_id)
+        if held is not None:
+            held.closing = asyncio.get_running_loop().create_task(self._leave(invocation_id))
+
+
+@dataclass
+class _Held:
+    """One invocation's place in its session's queue."""
+
+    stack: contextlib.AsyncExitStack
+    task: asyncio.Task[Any] | None = None
+    callback: Callable[[asyncio.Task[Any]], None] | None = None
+    closing: asyncio.Task[None] | None = None
+    """The release started when the task ended without an after-run (kept from GC)."""
+
+    def watch(self, task: asyncio.Task[Any], on_done: Callable[[], None]) -> None:
+        self.task = task
+        self.callback = lambda _task: on_done()
+        task.add_done_callback(self.callback)
+
+    def unwatch(self) -> None:
+        if self.task is not None and self.callback is not None:
+            self.task.remove_done_callback(self.callback)
+        self.task = self.callback = None
+
+
+async def _reload(ctx: InvocationContext) -> None:
+    """Bring ``ctx.session`` up to date with the store, in place, if it is behind."""
+    session = ctx.session
+    fresh = await ctx.session_service.get_session(
+        app_name=session.app_name,
+        user_id=session.user_id,
+        session_id=session.id,
+        config=ctx.run_config.get_session_config if ctx.run_config else None,
+    )
+    if fresh is None:
+        return
+    mark = (fresh.last_update_time, fresh._storage_update_marker, len(fresh.events))
+    if mark == (session.last_update_time, session._storage_update_marker, len(session.events)):
+        return
+    session.events[:] = fresh.events
+    session.state.clear()
+    session.state.update(fresh.state)
+    session.last_update_time = fresh.last_update_time
+    session._storage_update_marker = fresh._storage_update_marker
