@@ -202,6 +202,28 @@ async def test_planner_reads_the_goal_after_a_plan_lead_in(assistant: Assistant)
     ]
 
 
+async def test_planner_gives_a_step_that_names_no_agent_to_a_specialist_never_the_orchestrator(
+    assistant: Assistant,
+) -> None:
+    events = await run(assistant, "plan the release: write the changelog, then tag it")
+
+    assert final_text(events).splitlines()[1:] == [
+        "1. write the changelog -> operator",
+        "2. tag it -> operator",  # continues the step before it
+    ]
+
+
+async def test_routed_with_the_router_a_plan_request_goes_straight_to_the_planner(
+    team_tools: list[Tool],
+) -> None:
+    routed = Assistant(build_agent_tree(Config(tools=team_tools, model="offline", router="auto")))
+
+    events = await run(routed, "plan the release: write the changelog, then tag it")
+
+    assert simplify(events) == [("router", "transfer", "planner"), ("planner", "text", None)]
+    assert "-> orchestrator" not in final_text(events)
+
+
 # Operator built-in tools: confinement to the workspace, timeouts, output caps.
 
 

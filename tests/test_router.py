@@ -173,6 +173,15 @@ def test_steps_for_different_agents_go_to_the_planning_agent(semantic_router: Ro
     assert (decision.kind, decision.agent) == ("route", "planner")
 
 
+def test_a_request_for_a_plan_of_several_steps_goes_to_the_planning_agent(
+    semantic_router: Router,
+) -> None:
+    decision = semantic_router.decide("plan the release: write the changelog, then tag it")
+
+    assert decision.compound
+    assert (decision.kind, decision.agent) == ("route", "planner")
+
+
 def test_the_hint_lists_the_best_candidates_first(semantic_router: Router) -> None:
     decision = semantic_router.decide("encrypt this note with a secret key")
 

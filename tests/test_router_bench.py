@@ -41,6 +41,8 @@ def test_the_printed_table_names_cold_start_cost_and_the_anchor() -> None:
     result = {
         "encoder": "use",
         "cold_start": {"median_s": 1.234, "runs": 3},
+        "chat_startup": {"message": "hi", "runs": 3, "median_s": {"router off": 5.0}},
+        "first_message": {"idle_s": 5.0, "runs": 3, "median_s": {"preloaded": 0.15}},
         "per_request": {
             "single_ms_p50": 1.0, "single_ms_p95": 2.0,
             "batched_ms_per_request": 0.5, "requests": 10,
@@ -63,5 +65,7 @@ def test_the_printed_table_names_cold_start_cost_and_the_anchor() -> None:
 
     assert "cold start (fresh process to first vector): 1.234 s" in table
     assert "per request: 1.00 ms p50" in table
+    assert "  router off" in table and "5.00 s" in table
+    assert "first message to decision, 5 s after start (median of 3):" in table
     assert "half   0 |      0.12 |     50.0 |     100.0 |" in table
     assert "4580 characters, 1040 tokens (o200k_base); anchor 5800 characters" in table

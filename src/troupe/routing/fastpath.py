@@ -32,6 +32,7 @@ from google.genai import types
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from .encoder import Encoder
 from .instructions import RouteEntry
+from .phrase_cache import PhraseCache
 from .router import AgentProfile, RouteDecision, Router
 
 logger = logging.getLogger("troupe.router")
@@ -134,14 +135,30 @@ class FastPath:
         threshold: float,
         encoder_factory: Callable[[], Encoder | None] | None = None,
         on_decision: Callable[[CallbackContext, RouteDecision], None] | None = None,
+        cache: PhraseCache | None = None,
     ) -> None:
         self._root = root
         self._entries = entries
         self._threshold = threshold
         self._encoder_factory = encoder_factory
         self._on_decision = on_decision
+        self._cache = cache
         self._router: Router | None = None
         self._lock = asyncio.Lock()
+
+    def _encoder(self) -> Encoder | None:
+        if self._encoder_factory is None:
+            from .encoder import default_encoder
+
+            return default_encoder()
+        return self._encoder_factory()
+
+    def preload(self) -> None:
+        """Start loading the encoder in the background, when it can, so that the
+        first message does not wait for all of it."""
+        start = getattr(self._encoder(), "preload", None)
+        if callable(start):
+            start()
 
     async def router(self) -> Router:
         """The router over the tree's specialists, built on first use."""
@@ -151,13 +168,9 @@ class FastPath:
                     await agent_profile(agent, self._entries.get(agent.name))
                     for agent in self._root.sub_agents
                 ]
-                if self._encoder_factory is None:
-                    from .encoder import default_encoder
-
-                    encoder = default_encoder()
-                else:
-                    encoder = self._encoder_factory()
-                self._router = Router(profiles, encoder, threshold=self._threshold)
+                self._router = Router(
+                    profiles, self._encoder(), threshold=self._threshold, cache=self._cache
+                )
             return self._router
 
     async def before_model(

@@ -32,6 +32,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from ..prompts import router_hint
 from .encoder import Encoder
+from .phrase_cache import PhraseCache
 
 DEFAULT_THRESHOLD = 0.75
 """Confidence (see :meth:`Router.confidence`) the best agent needs to be routed
@@ -331,13 +332,15 @@ class Router:
     encoder: Encoder | None = None
     """None: lexical and structural signals only."""
     threshold: float = DEFAULT_THRESHOLD
+    cache: PhraseCache | None = None
+    """Where the phrase vectors are kept between runs (encoders with a ``cache_id``)."""
     _matrix: Any = field(default=None, init=False, repr=False)
     _owners: list[int] = field(default_factory=list, init=False, repr=False)
     _greeting_rows: int = field(default=0, init=False, repr=False)
 
     def with_threshold(self, threshold: float) -> Router:
         """The same router (sharing its encoded phrases) with another threshold."""
-        other = Router(self.profiles, self.encoder, threshold)
+        other = Router(self.profiles, self.encoder, threshold, self.cache)
         other._matrix = self._phrase_matrix()
         other._owners, other._greeting_rows = self._owners, self._greeting_rows
         return other
@@ -354,8 +357,19 @@ class Router:
             texts.extend(OPEN_QUESTIONS)
             self._greeting_rows = len(GREETINGS)
             self._owners = owners
-            self._matrix = self.encoder.encode(texts)
+            self._matrix = self._encode_phrases(texts)
         return self._matrix
+
+    def _encode_phrases(self, texts: list[str]) -> Any:
+        assert self.encoder is not None
+        encoder_id = getattr(self.encoder, "cache_id", None)
+        if self.cache is None or not isinstance(encoder_id, str):
+            return self.encoder.encode(texts)
+        vectors = self.cache.load(encoder_id, texts)
+        if vectors is None:
+            vectors = self.encoder.encode(texts)
+            self.cache.store(encoder_id, texts, vectors)
+        return vectors
 
     def _semantic(
         self, texts: Sequence[str]
@@ -427,10 +441,21 @@ class Router:
                 if self._owns_clause(top):
                     owners.add(top[0].name)
             offset += len(parts)
+            compound = len(owners) > 1 or self._asks_for_a_plan(parts)
             decisions.append(
-                self._judge(text, ranked, float(greeting[i]), float(question[i]), len(owners) > 1)
+                self._judge(text, ranked, float(greeting[i]), float(question[i]), compound)
             )
         return decisions
+
+    def _asks_for_a_plan(self, parts: Sequence[str]) -> bool:
+        """Several steps whose first one names the planning agent's work ("plan
+        the release: write the changelog, then tag it")."""
+        planner = next((p for p in self.profiles if p.plans), None)
+        return (
+            planner is not None
+            and len(parts) > 1
+            and bool(lexical_score(parts[0], planner.keywords))
+        )
 
     def _owns_clause(self, ranked: list[Candidate]) -> bool:
         """The best agent of a clause clearly owns it: it leads, it is not the

@@ -1,0 +1,124 @@
+"""The router's start-up: phrase vectors cached on disk, the encoder preloaded."""
+
+from __future__ import annotations
+
+import logging
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from troupe import Config, build_agent_tree
+from troupe.routing.encoder import UniversalSentenceEncoder
+from troupe.routing.fastpath import FastPath
+from troupe.routing.phrase_cache import PhraseCache
+from troupe.routing.router import AgentProfile, Router
+from troupe.tree import TroupeAgent
+
+TEAM = [AgentProfile.build("operator", texts=["Runs shell commands."], keywords=["run"])]
+
+
+class CountingEncoder:
+    """Three-dimensional vectors; counts the texts it was asked to encode."""
+
+    cache_id = "counting/1"
+
+    def __init__(self) -> None:
+        self.encoded = 0
+        self.preloads = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+        self.encoded += len(texts)
+        rows = [[1.0, float(len(t) % 3), 0.5] for t in texts]
+        vectors = np.asarray(rows, dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def preload(self) -> None:
+        self.preloads += 1
+
+
+def test_phrase_vectors_come_back_from_the_cache(tmp_path: Path) -> None:
+    cache = PhraseCache(tmp_path / "cache")
+    vectors = np.eye(2, dtype=np.float32)
+
+    cache.store("enc/1", ["a", "b"], vectors)
+
+    loaded = cache.load("enc/1", ["a", "b"])
+    assert loaded is not None and np.array_equal(loaded, vectors)
+    assert cache.load("enc/2", ["a", "b"]) is None  # another encoder version
+    assert cache.load("enc/1", ["a", "c"]) is None  # other phrases
+
+
+def test_the_cache_file_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    cache = PhraseCache(tmp_path / "cache")
+
+    cache.store("enc/1", ["a"], np.ones((1, 2), dtype=np.float32))
+
+    mode = stat.S_IMODE(cache.path("enc/1", ["a"]).stat().st_mode)
+    assert mode == 0o600
+
+
+def test_a_cache_file_that_does_not_fit_is_ignored(tmp_path: Path) -> None:
+    cache = PhraseCache(tmp_path)
+    cache.path("enc/1", ["a", "b"]).write_bytes(b"not an array")
+
+    assert cache.load("enc/1", ["a", "b"]) is None
+
+
+def test_an_unwritable_cache_is_skipped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder should be", encoding="utf-8")
+
+    with caplog.at_level(logging.WARNING, logger="troupe.router"):
+        PhraseCache(blocker / "cache").store("enc/1", ["a"], np.ones((1, 2)))
+
+    assert "phrase vectors not cached" in caplog.text
+
+
+def test_a_second_router_reuses_the_cached_phrase_vectors(tmp_path: Path) -> None:
+    encoder = CountingEncoder()
+    cache = PhraseCache(tmp_path)
+    first = Router(TEAM, encoder, cache=cache).decide("run the tests")
+    encoded_once = encoder.encoded
+
+    second = Router(TEAM, encoder, cache=cache).decide("run the tests")
+
+    assert encoder.encoded - encoded_once < encoded_once  # only the request this time
+    assert first.candidates == second.candidates
+
+
+def test_preload_starts_the_encoders_own_preload() -> None:
+    encoder = CountingEncoder()
+    root = build_agent_tree(Config(model="offline", router="off"))
+
+    FastPath(root, {}, threshold=0.5, encoder_factory=lambda: encoder).preload()
+
+    assert encoder.preloads == 1
+
+
+def test_the_real_encoder_preloads_once_and_then_encodes() -> None:
+    encoder = UniversalSentenceEncoder()
+
+    encoder.preload()
+    encoder.preload()
+    vectors = encoder.encode(["list the files"])
+
+    assert vectors.shape[0] == 1
+    assert encoder.cache_id.startswith("use-multilingual-v3/")
+
+
+async def test_a_tree_with_the_router_keeps_phrase_vectors_in_the_data_dir(
+    isolated_environment: Path,
+) -> None:
+    root = build_agent_tree(Config(model="offline", router="auto"))
+    assert isinstance(root, TroupeAgent) and root.troupe_router is not None
+
+    router = await root.troupe_router.router()
+    router.decide("list the files")
+
+    assert list((isolated_environment / "router-cache").glob("*.npy"))
