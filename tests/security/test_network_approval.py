@@ -33,8 +33,8 @@ from troupe.testing import ScriptedModel, call
 class _LoopbackIsTheInternet(EgressPolicy):
     """Counts every address as public, so a local site plays a host on the internet."""
 
-    def refusal(self, url: str, *, resolve: bool = True) -> str | None:
-        return None
+    def connect_address(self, host: str, port: int, url: str | None = None) -> str:
+        return host.strip("[]")
 
 
 @pytest.fixture

@@ -20,10 +20,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from ..errors import TroupeError
 from ..sandbox.egress import EgressPolicy
+from ..sandbox.egress_proxy import EgressProxy, Verdict
 
 if TYPE_CHECKING:
     from google.adk.tools.tool_context import ToolContext
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         BrowserContext,
         Page,
         Playwright,
+        ProxySettings,
         Route,
         WebSocketRoute,
     )
@@ -148,6 +150,7 @@ class BrowserSession:
         self.idle_s = idle_s
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
+        self._proxy: EgressProxy | None = None
         self._tabs: dict[Scope, _Tab] = {}
         self._busy: dict[Scope, int] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -280,10 +283,14 @@ class BrowserSession:
         from playwright.async_api import async_playwright
 
         executable = self.executable or find_chromium()
+        # Every connection goes through troupe's proxy, which resolves each name
+        # once and connects to the address it checked (no DNS rebinding).
+        self._proxy = EgressProxy(lambda: self.egress)
+        proxy: ProxySettings = {"server": await self._proxy.start(), "bypass": "<-loopback>"}
         self._playwright = await async_playwright().start()
         try:
             self._browser = await self._playwright.chromium.launch(
-                executable_path=executable, headless=True, args=list(LAUNCH_ARGS)
+                executable_path=executable, headless=True, args=list(LAUNCH_ARGS), proxy=proxy
             )
         except PlaywrightError as exc:
             await self._stop_driver()
@@ -331,20 +338,44 @@ class BrowserSession:
         url = route.request.url
         reason = await asyncio.to_thread(self.refusal, url, scope)
         if reason is None:
-            try:
-                response = await route.fetch(max_redirects=0)
-            except Exception as exc:
-                await route.abort(_abort_code(exc))
-                return
-            location = response.headers.get("location")
-            if 300 <= response.status < 400 and location:
-                target = urljoin(url, location)
-                reason = await asyncio.to_thread(self.refusal, target, scope)
+            reason = await self._pass_on(route, url, scope)
             if reason is None:
-                await route.fulfill(response=response)
                 return
         self._refused.setdefault(scope, []).append(reason)
         await route.abort("blockedbyclient")
+
+    async def _pass_on(self, route: Route, url: str, scope: Scope) -> str | None:
+        """Fetch one hop of ``url`` for the page; None once answered, else why it is refused."""
+        failure: Exception | None = None
+        try:
+            response = await route.fetch(max_redirects=0)
+        except Exception as exc:
+            failure = exc
+        verdict = self._proxy_verdict(url)
+        if verdict is not None and verdict.refusal is not None:
+            return verdict.refusal
+        if failure is not None or verdict is not None:
+            code = verdict.network_error if verdict is not None else None
+            await route.abort(code or _abort_code(failure or Exception()))
+            return None
+        location = response.headers.get("location")
+        if 300 <= response.status < 400 and location:
+            target = urljoin(url, location)
+            if (reason := await asyncio.to_thread(self.refusal, target, scope)) is not None:
+                return reason
+        await route.fulfill(response=response)
+        return None
+
+    def _proxy_verdict(self, url: str) -> Verdict | None:
+        """What troupe's proxy said about the connection for ``url``, if anything."""
+        if self._proxy is None:
+            return None
+        try:
+            parts = urlsplit(url)
+            port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
+        except ValueError:
+            return None
+        return self._proxy.take_verdict(parts.hostname or "", port)
 
     async def _guard_socket(self, socket_route: WebSocketRoute, scope: Scope) -> None:
         reason = await asyncio.to_thread(self.refusal, socket_route.url, scope)
@@ -372,13 +403,19 @@ class BrowserSession:
         await self._stop_driver()
 
     async def _stop_driver(self) -> None:
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None and self._loop is asyncio.get_running_loop():
+            await proxy.close()
+        await self._stop_playwright()
+
+    async def _stop_playwright(self) -> None:
         driver, self._playwright = self._playwright, None
         if driver is not None and self._loop is asyncio.get_running_loop():
             with contextlib.suppress(Exception):  # the driver already exited
                 await driver.stop()
 
     def _forget(self) -> None:
-        self._browser = self._playwright = self._reaper = None
+        self._browser = self._playwright = self._reaper = self._proxy = None
         self._tabs.clear()
 
 

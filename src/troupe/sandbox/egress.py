@@ -116,25 +116,54 @@ class EgressPolicy:
         host = (parts.hostname or "").rstrip(".").lower()
         if not host:
             return f"{url!r} has no host"
-        if self._listed(url):
-            return None
-        address = parse_ip(host)
-        default_port = 443 if scheme in ("https", "wss") else 80
-        if address is not None:
-            return None if is_public(address) else _private(url, str(_unmapped(address)))
-        if host == "localhost" or host.endswith(".localhost"):
-            return _private(url, "localhost")
-        if not resolve:
+        if not resolve and parse_ip(host) is None and not host.endswith("localhost"):
             return None
         try:
-            found = socket.getaddrinfo(host, port or default_port, proto=socket.IPPROTO_TCP)
-        except (OSError, UnicodeError) as exc:
-            return f"the host {host!r} cannot be resolved ({exc})"
-        for *_, sockaddr in found:
-            resolved = parse_ip(str(sockaddr[0]).split("%")[0])
-            if resolved is None or not is_public(resolved):
-                return _private(url, f"{host} ({sockaddr[0]})")
+            self.connect_address(host, port or (443 if scheme in ("https", "wss") else 80), url)
+        except EgressRefused as exc:
+            return str(exc)
         return None
+
+    def connect_address(self, host: str, port: int, url: str | None = None) -> str:
+        """The one address to connect to for ``host:port``, resolved once and checked.
+
+        The caller connects to exactly this address, so a name that resolves to
+        a public address when checked and to a private one when used (DNS
+        rebinding) cannot slip through. A host ``allow_hosts`` lists may
+        resolve anywhere. ``url`` is what the refusal quotes.
+
+        Raises:
+            EgressRefused: the host cannot be resolved or is not public.
+        """
+        host = host.strip("[]").rstrip(".").lower()
+        shown = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
+        listed = self._listed(shown)
+        url = url or shown
+        literal = parse_ip(host)
+        if literal is not None:
+            if listed or is_public(literal):
+                return str(_unmapped(literal))
+            raise EgressRefused(_private(url, str(_unmapped(literal))))
+        if host == "localhost" or host.endswith(".localhost"):
+            if listed:
+                return "127.0.0.1"
+            raise EgressRefused(_private(url, "localhost"))
+        try:
+            found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+        except (OSError, UnicodeError) as exc:
+            raise EgressRefused(f"the host {host!r} cannot be resolved ({exc})") from None
+        addresses = [parse_ip(str(sockaddr[0]).split("%")[0]) for *_, sockaddr in found]
+        for address, (*_, sockaddr) in zip(addresses, found, strict=True):
+            if not listed and (address is None or not is_public(address)):
+                raise EgressRefused(_private(url, f"{host} ({sockaddr[0]})"))
+        first = next((a for a in addresses if a is not None), None)
+        if first is None:
+            raise EgressRefused(f"the host {host!r} has no address")
+        return str(first)
+
+
+class EgressRefused(Exception):
+    """A connection the egress policy does not allow; the message says why."""
 
 
 def _private(url: str, what: str) -> str:
