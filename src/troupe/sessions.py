@@ -137,6 +137,25 @@ def _turn_guard(url: str) -> StoreGuard | None:
     return FileGuard(file.parent / f"{file.name}.turns")
 
 
+def store_guard(service: BaseSessionService) -> StoreGuard | None:
+    """The cross-process guard for a session service troupe did not open (``adk web``).
+
+    ADK's SQLite service and its database service say where their store is;
+    the guard is the one :func:`open_session_store` gives the same store, so
+    ``adk web`` and ``troupe chat`` on one store queue each other's turns.
+    Other services get None.
+    """
+    if isinstance(service, SqliteSessionService):
+        path = str(service._db_path)
+        if path.startswith("file:") or path in ("", ":memory:"):
+            return None
+        return _turn_guard(f"sqlite:///{path}")
+    engine = getattr(service, "db_engine", None)
+    url = getattr(engine, "url", None)
+    render = getattr(url, "render_as_string", None)
+    return _turn_guard(render(hide_password=False)) if callable(render) else None
+
+
 class SerializedSqliteSessionService(SqliteSessionService):
     """ADK's SQLite session service, taking its writes one at a time.
 

@@ -17,6 +17,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 
 from ..config import Config
 from ..errors import ConfigError
+from ..sessions import store_guard
 from .guards import Guards
 from .mcp_conflicts import McpConflictPlugin
 from .plugins import GuardPlugin, RouterPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
@@ -33,7 +34,7 @@ PluginFactory = Callable[[Guards, "TraceStore | None"], BasePlugin]
 RUNTIME_PLUGINS: tuple[tuple[str, PluginFactory], ...] = (
     # First: a turn waits for the one before it on the same session before
     # anything else of it runs (its time limit included).
-    ("session_queue", lambda _guards, _store: SessionQueuePlugin()),
+    ("session_queue", lambda _guards, _store: SessionQueuePlugin(store_guard)),
     # Usage first: it only observes, and a plugin that answers in place of
     # the model (a guard's stop) ends the chain for the ones after it.
     ("usage", lambda guards, _store: UsagePlugin(guards)),

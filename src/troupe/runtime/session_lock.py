@@ -232,6 +232,11 @@ def attach_turns(service: BaseSessionService, turns: SessionTurns) -> None:
     _queues[service] = turns
 
 
+def has_turns(service: BaseSessionService) -> bool:
+    """True when ``service`` already has its queue (attached, or made on first use)."""
+    return service in _queues
+
+
 def session_turns(service: BaseSessionService) -> SessionTurns:
     """The queue every runner over ``service`` waits in (in-process only unless attached)."""
     turns = _queues.get(service)
@@ -293,9 +298,14 @@ class SessionQueuePlugin(BasePlugin):
     loads, it does nothing.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, guard_for: Callable[[BaseSessionService], StoreGuard | None] | None = None
+    ) -> None:
+        """``guard_for`` gives the cross-process guard of a service no one attached a
+        queue to (one ADK built), or None to queue its turns in this process only."""
         super().__init__(name="troupe_session_queue")
         self._held: dict[str, _Held] = {}
+        self._guard_for = guard_for
 
     async def on_user_message_callback(
         self, *, invocation_context: InvocationContext, user_message: types.Content
@@ -324,8 +334,11 @@ class SessionQueuePlugin(BasePlugin):
         key = (session.app_name, session.user_id, session.id)
         if ctx.invocation_id in self._held or key in _HELD.get():
             return
+        service = ctx.session_service
+        if self._guard_for is not None and not has_turns(service):
+            attach_turns(service, SessionTurns(self._guard_for(service)))
         stack = contextlib.AsyncExitStack()
-        await stack.enter_async_context(session_turns(ctx.session_service).hold(*key))
+        await stack.enter_async_context(session_turns(service).hold(*key))
         held = self._held[ctx.invocation_id] = _Held(stack)
         task = asyncio.current_task()
         if task is not None:
