@@ -4,9 +4,10 @@ Where bubblewrap can create namespaces, a hostile command or MCP server runs
 in the jail and must leak nothing, whatever the approval policy. Where it
 cannot (some containers; simulated with ``TROUPE_TEST_NO_NAMESPACES=1``, which
 CI runs the security tests under too), troupe runs them unjailed and holds
-the line with approvals instead: every such call must ask first, so under
-``--approve deny`` it is refused and nothing leaks, and under ``auto`` the
-person's standing yes lets it run.
+the line with approvals instead: every such call must ask a person first.
+``--approve auto`` does not count as that person, so with nobody to ask (as in
+these tests) the call is refused under ``deny`` and under ``auto``, and nothing
+leaks.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import stat
 from pathlib import Path
 
 from fakes.tool_runs import ToolRun
-from troupe.runtime.approvals import ApprovalPolicy, approval_requests
+from troupe.runtime.approvals import ApprovalPolicy, ApprovalRequest, approval_requests
 from troupe.sandbox import sandbox_status
 
 NO_NAMESPACES_ENV = "TROUPE_TEST_NO_NAMESPACES"
@@ -41,12 +42,17 @@ def asked_first(run: ToolRun) -> bool:
 
 
 def check_contained(run: ToolRun, policy: ApprovalPolicy, *, leaked: bool) -> None:
-    """With the jail: nothing ``leaked``. Without it: the call asked first, and
-    under ``deny`` it was refused with nothing ``leaked``."""
+    """With the jail: nothing ``leaked``. Without it: the call asked first and,
+    with no person to answer, was refused under ``policy`` with nothing ``leaked``."""
     if jail_active():
         assert not leaked, "the jail let it out"
         return
     assert asked_first(run), "without the jail every such call must ask first"
-    if policy == "deny":
-        assert "error" in run.response, "under deny the call must be refused"
-        assert not leaked, "a refused call leaked"
+    assert "error" in run.response, f"under {policy} with nobody to ask the call must be refused"
+    assert not leaked, "a refused call leaked"
+
+
+def a_person_says_yes(request: ApprovalRequest) -> bool:
+    """The person at the prompt approves. Tests of what an approved call does use
+    it, because without the jail ``--approve auto`` alone never lets a command run."""
+    return True

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes.containment import a_person_says_yes
 from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import builtin_tools
@@ -37,6 +38,7 @@ async def test_a_stored_secret_is_masked_in_every_easy_disguise(
         "exec_shell",
         {"command": command, "env": {"T": "{{secret:deploy}}"}},
         policy="auto",
+        ask=a_person_says_yes,
     )
 
     assert run.response["exit_code"] == 0
@@ -51,7 +53,9 @@ async def test_the_key_troupe_runs_with_is_masked_even_when_passed_on(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + SECRET_TEXT)
     tools = builtin_tools(workspace=workspace, data_dir=data_dir, pass_env=["OPENAI_API_KEY"])
 
-    run = await call_tool(tools, "exec_shell", {"command": command}, policy="auto")
+    run = await call_tool(
+        tools, "exec_shell", {"command": command}, policy="auto", ask=a_person_says_yes
+    )
 
     assert run.response["exit_code"] == 0
     shown = everything_shown(run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fakes.containment import jail_active
+from fakes.containment import a_person_says_yes, jail_active
 from troupe import Assistant, Config, build_agent_tree
 from troupe.mcp import McpServer, close_toolsets
 from troupe.runtime.approvals import ApprovalPolicy, run_with_approvals
@@ -31,7 +31,12 @@ async def _call(
     )
     root = build_agent_tree(Config(model=model, mcp_servers=[server]))
     try:
-        events = [e async for e in run_with_approvals(Assistant(root), "s1", "go", policy=policy)]
+        events = [
+            e
+            async for e in run_with_approvals(
+                Assistant(root), "s1", "go", policy=policy, ask=a_person_says_yes
+            )
+        ]
     finally:
         await close_toolsets(root)
     return [str(r.response) for e in events for r in e.get_function_responses() if r.name == tool]

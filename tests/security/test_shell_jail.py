@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from fakes.containment import check_contained, failing_bwrap, jail_active
+from fakes.containment import a_person_says_yes, check_contained, failing_bwrap, jail_active
 from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import Tool, builtin_tools
 from troupe.builtins import KnowledgeStore, SecretStore, operator_tools
 from troupe.builtins.workspace import Workspace
-from troupe.runtime.approvals import ApprovalPolicy
+from troupe.runtime.approvals import ApprovalPolicy, ApprovalRequest
 from troupe.sandbox import Jail
 
 # Spellings a read-only allow list over command text let through (issue 10).
@@ -119,7 +119,13 @@ async def test_an_approved_command_cannot_write_outside_the_workspace(
 
 
 async def test_an_approved_command_writes_the_workspace(tools: list[Tool], workspace: Path) -> None:
-    await call_tool(tools, "exec_shell", {"command": "echo made > made.txt"}, policy="auto")
+    await call_tool(
+        tools,
+        "exec_shell",
+        {"command": "echo made > made.txt"},
+        policy="auto",
+        ask=a_person_says_yes,
+    )
 
     assert (workspace / "made.txt").read_text(encoding="utf-8") == "made\n"
 
@@ -185,7 +191,9 @@ async def test_shell_network_lets_an_approved_command_connect(
     port, connections = listener
     command = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"
 
-    run = await call_tool(tools, "exec_shell", {"command": command}, policy="auto")
+    run = await call_tool(
+        tools, "exec_shell", {"command": command}, policy="auto", ask=a_person_says_yes
+    )
 
     assert run.response["exit_code"] == 0
     assert len(connections) == 1
@@ -206,7 +214,7 @@ async def test_a_skill_runs_in_the_jail(
 
     run = await call_tool(tools, "skill_run", {"name": "peek"}, policy="auto")
 
-    assert run.response.get("kind") == "script"
+    assert run.response.get("kind") == "script" or not jail_active()
     check_contained(run, "auto", leaked=SECRET_TEXT in everything_shown(run))
 
 
@@ -220,6 +228,36 @@ async def test_without_namespaces_even_a_read_only_command_needs_approval(
 
     assert run.response.get("declined") is True
     assert not jail.status.active and "create new namespace" in jail.status.detail
+
+
+async def test_without_namespaces_approve_auto_does_not_run_a_command_outside_the_jail(
+    workspace: Path, tmp_path: Path, outside: Path
+) -> None:
+    jail = Jail(workspace, bwrap=failing_bwrap(tmp_path))
+    tools = operator_tools(Workspace(workspace), jail=jail)
+
+    run = await call_tool(tools, "exec_shell", {"command": f"cat {outside}"}, policy="auto")
+
+    assert run.response.get("declined") is True
+    assert "outside the sandbox" in run.response["error"]
+    assert SECRET_TEXT not in everything_shown(run)
+
+
+async def test_without_namespaces_a_person_can_still_allow_a_command_under_approve_auto(
+    workspace: Path, tmp_path: Path
+) -> None:
+    jail = Jail(workspace, bwrap=failing_bwrap(tmp_path))
+    tools = operator_tools(Workspace(workspace), jail=jail)
+    shown: list[str] = []
+
+    def person(request: ApprovalRequest) -> bool:
+        shown.append(str(request.effect.get("summary")))
+        return True
+
+    run = await call_tool(tools, "exec_shell", {"command": "echo hello"}, policy="auto", ask=person)
+
+    assert run.response.get("exit_code") == 0 and "hello" in run.response.get("stdout", "")
+    assert shown and "OUTSIDE the sandbox" in shown[0]
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ class OperatorTools(Toolset):
         ToolSpec("fs_list"),
         ToolSpec("fs_write", dangerous=True),
         ToolSpec("fs_edit", dangerous=True),
-        ToolSpec("exec_shell", dangerous="shell_needs_approval"),
+        ToolSpec("exec_shell", dangerous="shell_needs_approval", effect="shell_effect"),
         ToolSpec("skill_run", dangerous=True, effect="skill_effect", needs="skills"),
     )
 
@@ -287,6 +287,20 @@ class OperatorTools(Toolset):
             return bool(env) or not self.jail.status.active
         return True
 
+    def shell_effect(self, command: Any = "", env: Any = None, **_: Any) -> dict[str, Any]:
+        """What an approved exec_shell runs, and whether it would run outside the jail."""
+        names = sorted(str(k) for k in env) if isinstance(env, dict) else []
+        summary = f"run {command!r}" + (f" with env {', '.join(names)}" if names else "")
+        return self.unconfined({"summary": summary, "command": command, "env": names})
+
+    def unconfined(self, effect: dict[str, Any]) -> dict[str, Any]:
+        """``effect`` marked as running outside the sandbox when the jail is not active,
+        so that only a person, never ``--approve auto``, can allow it."""
+        if self.jail.status.active:
+            return effect
+        summary = f"{effect['summary']} OUTSIDE the sandbox (not active on this machine)"
+        return {**effect, "summary": summary, "unconfined": True}
+
     def skill_effect(self, name: Any = "", **_: Any) -> dict[str, Any]:
         """What an approved skill_run runs: the skill's current body and its sha256."""
         skill = (
@@ -302,13 +316,15 @@ class OperatorTools(Toolset):
         shown = "\n".join(lines[:SHOWN_SKILL_LINES])
         if len(lines) > SHOWN_SKILL_LINES:
             shown += f"\n... ({len(lines) - SHOWN_SKILL_LINES} more lines)"
-        return {
-            "summary": f"run {skill['kind']} skill {skill['name']!r} (sha256 {digest})",
-            "skill": skill["name"],
-            "kind": skill["kind"],
-            "sha256": digest,
-            "body": self.mask(shown),
-        }
+        return self.unconfined(
+            {
+                "summary": f"run {skill['kind']} skill {skill['name']!r} (sha256 {digest})",
+                "skill": skill["name"],
+                "kind": skill["kind"],
+                "sha256": digest,
+                "body": self.mask(shown),
+            }
+        )
 
 
 operator_tools = tool_list_factory(

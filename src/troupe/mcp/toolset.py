@@ -162,12 +162,16 @@ def _toolset_class() -> Callable[..., BaseToolset]:
     from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
     from google.adk.tools.tool_context import ToolContext
 
+    from ..runtime.approvals import refusal
+
     class TroupeMcpTool(McpTool):
         """An McpTool whose ``isError`` answers are failures ({"error": ...}),
         as the guards, traces and the path read every tool's failures, and
         whose path arguments are checked before anything is sent."""
 
         troupe_confinement: McpConfinement | None = None
+        troupe_unconfined: bool = False
+        """True when the server should run in the jail but the jail is not active here."""
 
         def _troupe_problem(self, args: dict[str, Any]) -> str | None:
             confinement = self.troupe_confinement
@@ -178,11 +182,30 @@ def _toolset_class() -> Callable[..., BaseToolset]:
         ) -> bool:
             if self._troupe_problem(args) is not None:
                 return False  # refused by run_async before anyone is asked
+            if self.troupe_unconfined:
+                return False  # run_async asks, marking the call unconfined
             return await super().check_require_confirmation(args, tool_context)
 
         async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
             if (problem := self._troupe_problem(args)) is not None:
                 return {"error": problem, "accepted": "a path inside the workspace"}
+            confirmation = tool_context.tool_confirmation
+            if self.troupe_unconfined and confirmation is not None and not confirmation.confirmed:
+                return refusal(self.name, confirmation)
+            if self.troupe_unconfined and confirmation is None:
+                # Ask with the effect marked unconfined, so only a person (never
+                # --approve auto) lets a tool of an unjailed server run.
+                server = self.troupe_confinement.server.name if self.troupe_confinement else "?"
+                summary = (
+                    f"call {self.name} on MCP server {server!r} OUTSIDE the sandbox "
+                    "(not active on this machine)"
+                )
+                tool_context.request_confirmation(
+                    hint=f"Approve or reject {self.name}: {summary}",
+                    payload={"effect": {"summary": summary, "unconfined": True}},
+                )
+                tool_context.actions.skip_summarization = True
+                return {"error": "This tool call requires confirmation, please approve or reject."}
             result = await super().run_async(args=args, tool_context=tool_context)
             return _failure(self.name, result)
 
@@ -251,6 +274,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                 if isinstance(tool, McpTool):
                     tool.__class__ = TroupeMcpTool
                     cast(TroupeMcpTool, tool).troupe_confinement = self.troupe_confinement
+                    cast(TroupeMcpTool, tool).troupe_unconfined = self._troupe_unjailed
                 tool.name = name
                 if not _declared_read_only(tool) or self._troupe_unjailed:
                     # Only a tool the server marks read-only runs without asking, and

@@ -127,8 +127,18 @@ def is_approval_plumbing(event: Event) -> bool:
 async def decide(
     request: ApprovalRequest, policy: ApprovalPolicy, ask: AskUser | None = None
 ) -> ApprovalDecision:
-    """Apply ``policy`` to one request; ``ask`` is used only by the ``ask`` policy."""
-    if policy == "auto":
+    """Apply ``policy`` to one request; ``ask`` is used by the ``ask`` policy, and
+    under ``auto`` for a call that would run outside the sandbox (an ``unconfined``
+    effect: bubblewrap cannot create namespaces here), which only a person may allow."""
+    if policy == "auto" and request.effect.get("unconfined"):
+        if ask is None:
+            return ApprovalDecision(
+                False,
+                f"{request.tool} would run outside the sandbox (it is not active on this "
+                "machine), and --approve auto does not cover that; a person must approve "
+                "it: rerun with --approve ask",
+            )
+    elif policy == "auto":
         return ApprovalDecision(True, "approved automatically (--approve auto)")
     if policy == "deny":
         return ApprovalDecision(
