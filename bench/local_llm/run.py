@@ -142,7 +142,12 @@ def main(argv: list[str]) -> int:
         return 0
     with servers as api_base:
         for router in ("off", "auto"):
-            print(_summary(_eval(api_base, args.model, router, args.limit)))
+            try:
+                print(_summary(_eval(api_base, args.model, router, args.limit)))
+            except subprocess.CalledProcessError as exc:
+                # troupe eval has already said why (e.g. the server stopped answering).
+                print(f"failed: troupe eval with router {router} exited {exc.returncode}.")
+                return 1
     return 0
 
 
