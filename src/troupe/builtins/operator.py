@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..sandbox import Jail, command_env
+from ..sandbox import Jail, command_env, unconfined_effect
 from ._args import BadArgument, guarded, name_arg, text_arg
 from ._process import ProcessResult, check_pass_env, env_arg, run_process
 from ._toolset import Toolset, ToolSpec, tool_list_factory
@@ -294,12 +294,8 @@ class OperatorTools(Toolset):
         return self.unconfined({"summary": summary, "command": command, "env": names})
 
     def unconfined(self, effect: dict[str, Any]) -> dict[str, Any]:
-        """``effect`` marked as running outside the sandbox when the jail is not active,
-        so that only a person, never ``--approve auto``, can allow it."""
-        if self.jail.status.active:
-            return effect
-        summary = f"{effect['summary']} OUTSIDE the sandbox (not active on this machine)"
-        return {**effect, "summary": summary, "unconfined": True}
+        """``effect``, marked unconfined when the jail is not active here."""
+        return effect if self.jail.status.active else unconfined_effect(effect)
 
     def skill_effect(self, name: Any = "", **_: Any) -> dict[str, Any]:
         """What an approved skill_run runs: the skill's current body and its sha256."""

@@ -162,7 +162,8 @@ def _toolset_class() -> Callable[..., BaseToolset]:
     from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
     from google.adk.tools.tool_context import ToolContext
 
-    from ..runtime.approvals import refusal
+    from ..runtime.approvals import ask_about_effect, effect_changed, refusal
+    from ..sandbox import unconfined_effect
 
     class TroupeMcpTool(McpTool):
         """An McpTool whose ``isError`` answers are failures ({"error": ...}),
@@ -189,23 +190,20 @@ def _toolset_class() -> Callable[..., BaseToolset]:
         async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
             if (problem := self._troupe_problem(args)) is not None:
                 return {"error": problem, "accepted": "a path inside the workspace"}
-            confirmation = tool_context.tool_confirmation
-            if self.troupe_unconfined and confirmation is not None and not confirmation.confirmed:
-                return refusal(self.name, confirmation)
-            if self.troupe_unconfined and confirmation is None:
-                # Ask with the effect marked unconfined, so only a person (never
-                # --approve auto) lets a tool of an unjailed server run.
+            if self.troupe_unconfined:
+                # The call is asked about with its effect marked unconfined, so only
+                # a person (never --approve auto) lets a tool of an unjailed server run.
+                confirmation = tool_context.tool_confirmation
+                if confirmation is not None and not confirmation.confirmed:
+                    return refusal(self.name, confirmation)
                 server = self.troupe_confinement.server.name if self.troupe_confinement else "?"
-                summary = (
-                    f"call {self.name} on MCP server {server!r} OUTSIDE the sandbox "
-                    "(not active on this machine)"
+                effect = unconfined_effect(
+                    {"summary": f"call {self.name} on MCP server {server!r}"}
                 )
-                tool_context.request_confirmation(
-                    hint=f"Approve or reject {self.name}: {summary}",
-                    payload={"effect": {"summary": summary, "unconfined": True}},
-                )
-                tool_context.actions.skip_summarization = True
-                return {"error": "This tool call requires confirmation, please approve or reject."}
+                if confirmation is None:
+                    return ask_about_effect(self.name, effect, tool_context)
+                if (changed := effect_changed(self.name, effect, tool_context)) is not None:
+                    return changed
             result = await super().run_async(args=args, tool_context=tool_context)
             return _failure(self.name, result)
 

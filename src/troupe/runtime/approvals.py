@@ -23,6 +23,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from ..errors import ConfigError
+from ..sandbox.jail import UNCONFINED
 
 if TYPE_CHECKING:
     from .assistant import Assistant
@@ -130,7 +131,7 @@ async def decide(
     """Apply ``policy`` to one request; ``ask`` is used by the ``ask`` policy, and
     under ``auto`` for a call that would run outside the sandbox (an ``unconfined``
     effect: bubblewrap cannot create namespaces here), which only a person may allow."""
-    if policy == "auto" and request.effect.get("unconfined"):
+    if policy == "auto" and request.effect.get(UNCONFINED):
         if ask is None:
             return ApprovalDecision(
                 False,

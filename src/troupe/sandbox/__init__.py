@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from .env import command_env, is_hook_variable
-from .jail import Jail, SandboxStatus, bundled_bwrap, sandbox_status
+from .jail import UNCONFINED, Jail, SandboxStatus, bundled_bwrap, sandbox_status, unconfined_effect
 
 __all__ = [
+    "UNCONFINED",
     "Jail",
     "SandboxStatus",
     "bundled_bwrap",
     "command_env",
     "is_hook_variable",
     "sandbox_status",
+    "unconfined_effect",
 ]

@@ -24,6 +24,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger("troupe.sandbox")
 
@@ -231,3 +232,14 @@ def _resolver_mounts() -> list[str]:
         if Path(name).is_dir():
             out += ["--ro-bind", name, name]
     return out
+
+
+UNCONFINED = "unconfined"
+"""The key an approval effect carries when the call would run outside the jail."""
+
+
+def unconfined_effect(effect: dict[str, Any]) -> dict[str, Any]:
+    """``effect`` marked as running outside the sandbox (the jail is not active here),
+    so that the approval policy lets only a person, never ``--approve auto``, allow it."""
+    summary = f"{effect['summary']} OUTSIDE the sandbox (not active on this machine)"
+    return {**effect, "summary": summary, UNCONFINED: True}
