@@ -12,7 +12,6 @@ import pytest
 import pytest_asyncio
 from typer.testing import CliRunner
 
-from fakes.cli import unwrapped
 from fakes.web import loopback_site
 from troupe import Assistant, Config, Workspace, build_agent_tree, builtin_tools
 from troupe.builtins.browser_session import (
@@ -400,14 +399,16 @@ def test_without_chromium_the_navigator_tools_are_not_registered(
 def test_troupe_tree_says_why_the_navigator_is_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv(CHROMIUM_ENV, str(tmp_path / "no-such-chromium"))
+    # A path far wider than the 80-column terminal: the reason must stay on one line.
+    deep = tmp_path / ("a-long-folder-name-" * 6) / "no-such-chromium"
+    monkeypatch.setenv(CHROMIUM_ENV, str(deep))
+    monkeypatch.setenv("COLUMNS", "80")
 
     result = CliRunner().invoke(app, ["tree", "--workspace", str(tmp_path)])
 
     assert result.exit_code == 0, result.output
-    flat = unwrapped(result.output)  # rich wraps long lines, at any path length
-    assert "navigator tools not registered" in flat
-    assert "no-such-chromium' is not an executable file" in flat
+    [line] = [ln for ln in result.output.splitlines() if "navigator tools not registered" in ln]
+    assert f"'{deep}' is not an executable file" in line
 
 
 def test_troupe_tree_lists_the_browser_tools_when_chromium_is_present(tmp_path: Path) -> None:

@@ -90,9 +90,15 @@ def tree(
     from ..sandbox import sandbox_status
 
     jail = sandbox_status()
-    console.print(f"[{'green' if jail.active else 'bold red'}]{escape(jail.describe())}[/]")
+    # One sentence each: soft_wrap leaves long paths whole for the terminal to fold,
+    # instead of Rich breaking them at a hyphen to fit its idea of the width.
+    console.print(
+        f"[{'green' if jail.active else 'bold red'}]{escape(jail.describe())}[/]", soft_wrap=True
+    )
     if (no_browser := browser_unavailable_reason()) is not None:
-        console.print(f"[yellow]navigator tools not registered:[/] {escape(no_browser)}")
+        console.print(
+            f"[yellow]navigator tools not registered:[/] {escape(no_browser)}", soft_wrap=True
+        )
 
 
 def _mcp_reports(config: Config) -> list[McpServerReport]:
