@@ -276,8 +276,7 @@ def test_a_bad_deny_pattern_is_a_config_error_naming_it(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "command",
     ["uname -a", "ls -la", "pwd", "whoami", "date", "cat notes.txt", "echo hi there",
-     "head -n 3 notes.txt", "wc -l notes.txt", "git status", "git log --oneline -5",
-     "git diff HEAD~1"],
+     "head -n 3 notes.txt", "wc -l notes.txt"],
 )  # fmt: skip
 def test_read_only_commands_need_no_approval(command: str, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x\n")
@@ -288,7 +287,8 @@ def test_read_only_commands_need_no_approval(command: str, tmp_path: Path) -> No
     "command",
     ["touch x", "cat ../secret.key", "cat /etc/shadow", "ls; rm x", "echo $HOME",
      "cat notes.txt > copy.txt", "git push", "git diff --output=x.patch", "date -s 2020-01-01",
-     "tail -f notes.txt", "echo {{secret:TOKEN}}", "uname `rm x`"],
+     "tail -f notes.txt", "echo {{secret:TOKEN}}", "uname `rm x`", "git status",
+     "git log --oneline -5", "git diff HEAD~1"],
 )  # fmt: skip
 def test_commands_that_could_change_or_leak_need_approval(command: str, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x\n")

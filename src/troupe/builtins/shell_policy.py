@@ -8,9 +8,16 @@ Two lists guard ``exec_shell``:
   determined command can always be spelled another way, which is why every
   other command still goes through approval.
 * the **read-only allow list**: a few commands that only look (``uname``,
-  ``ls``, ``git status`` ...). Without shell operators, and with paths that
+  ``ls``, ``cat`` ...). Without shell operators, and with paths that
   stay inside the workspace, they run without asking, so a non-interactive
   ``troupe chat "run \\`uname -a\\`"`` works under the default ``deny`` policy.
+
+No ``git`` command is on the allow list: git reads the repository's own
+configuration, which lives in the workspace and so is the attacker's
+(``core.fsmonitor``, ``diff.external``, ``diff.*.textconv``, ``filter.*``,
+``gpg.program``, ``include.path`` ... all name programs git runs). No
+environment variable makes git skip ``.git/config``, and a list of keys to
+override is a deny list that misses the next one, so every git command asks.
 """
 
 from __future__ import annotations
@@ -45,8 +52,6 @@ READ_ONLY_COMMANDS: frozenset[str] = frozenset(
     {"uname", "ls", "pwd", "whoami", "date", "cat", "echo", "head", "tail", "wc"}
 )
 """Commands that run without approval when they only look (see :func:`is_read_only`)."""
-READ_ONLY_GIT: frozenset[str] = frozenset({"status", "log", "diff"})
-"""``git`` subcommands that run without approval."""
 
 _SEGMENT_SPLIT = re.compile(r"\|\||&&|[;&|\n]|\$\(|`|\(|\)|\{|\}")
 _PREFIX = re.compile(
@@ -135,11 +140,7 @@ def is_read_only(command: str, workspace_root: Path) -> bool:
     if not words:
         return False
     name, args = words[0], words[1:]
-    if name == "git":
-        if not args or args[0] not in READ_ONLY_GIT:
-            return False
-        args = args[1:]
-    elif name not in READ_ONLY_COMMANDS:
+    if name not in READ_ONLY_COMMANDS:
         return False
     for arg in args:
         if arg.startswith("-"):
@@ -148,8 +149,6 @@ def is_read_only(command: str, workspace_root: Path) -> bool:
             continue
         if name in ("echo", "date"):
             continue
-        if name == "git" and "/" not in arg and not Path(workspace_root, arg).exists():
-            continue  # a revision or range such as HEAD~3 or main..dev
         if not _inside(arg, workspace_root):
             return False
     return True
