@@ -209,7 +209,9 @@ async def test_a_command_that_changes_files_asks_first(tmp_path: Path) -> None:
     assert not (tmp_path / "made.txt").exists()
 
 
-def test_the_dangerous_builtins_are_those_that_change_things_or_go_online(tmp_path: Path) -> None:
+def test_the_dangerous_builtins_are_those_that_change_things_go_online_or_use_a_secret(
+    tmp_path: Path,
+) -> None:
     tools = {t.name: t for t in builtin_tools(workspace=tmp_path, data_dir=tmp_path / "data")}
 
     always = {name for name, t in tools.items() if t.dangerous is True}
@@ -223,7 +225,13 @@ def test_the_dangerous_builtins_are_those_that_change_things_or_go_online(tmp_pa
         "secrets_delete",
         "browser_type",
     }
-    assert by_call == {"exec_shell", "browser_navigate", "browser_screenshot"}
+    assert by_call == {
+        "exec_shell",
+        "browser_navigate",
+        "browser_screenshot",
+        "crypto_encrypt",
+        "crypto_decrypt",
+    }
 
 
 @pytest.mark.parametrize(

@@ -64,3 +64,12 @@ class ToolAdapterError(ConfigError):
             f"adapt_tool failed for tool {tool_name!r} of agent {agent_name!r}: "
             f"{type(cause).__name__}: {cause}. Fix the adapter or remove the tool."
         )
+
+
+def unexpected_failure(exc: BaseException) -> str:
+    """What a model hears about an exception nobody planned for: its message as one
+    sentence, never the exception's class name or the tool's name (whoever shows the
+    error names the tool, once); troupe's log keeps the traceback."""
+    text = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
+    said = " ".join(text.split()).rstrip(".") or "no reason given"
+    return f"stopped by an internal error: {said}; troupe.log has the details"

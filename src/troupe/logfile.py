@@ -15,6 +15,8 @@ import logging
 from pathlib import Path
 from typing import IO, cast
 
+from .sandbox.private import private_file
+
 LOG_NAME = "troupe.log"
 """The log file's name inside the data directory."""
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -48,7 +50,7 @@ def attach_log_file(data_dir: Path) -> Path:
     if _handler is not None and Path(_handler.baseFilename) == path.resolve():
         return path
     detach_log_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_file(path)  # 0600 before the handler opens it for appending
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter(_FORMAT))
     logging.getLogger().addHandler(handler)

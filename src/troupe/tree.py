@@ -20,7 +20,7 @@ from pydantic import Field, PrivateAttr
 from typing_extensions import override
 
 from .config import Config, router_mode
-from .errors import ConfigError, ToolAdapterError
+from .errors import ConfigError, ToolAdapterError, unexpected_failure
 from .mcp import McpPlan, place_servers, plan_servers
 from .models.keys import configured_key
 from .models.resilient import ModelRecovery, RetryPolicy
@@ -120,6 +120,14 @@ class _NamedFunctionTool(FunctionTool):
             logger.debug("tool %s: approval check failed; asking", self.name, exc_info=exc)
             return True
 
+    async def _needs_approval(self, args: dict[str, Any], tool_context: ToolContext) -> bool:
+        """The tool's own approval check; one that fails asks, as ADK's path above does."""
+        try:
+            return await FunctionTool.check_require_confirmation(self, args, tool_context)
+        except Exception as exc:
+            logger.debug("tool %s: approval check failed; asking", self.name, exc_info=exc)
+            return True
+
     @override
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         if _declined(tool_context):
@@ -128,9 +136,7 @@ class _NamedFunctionTool(FunctionTool):
         if problem is not None:
             return {"error": problem.message, "accepted": problem.accepted}
         try:
-            if self._effect is not None and await FunctionTool.check_require_confirmation(
-                self, args, tool_context
-            ):
+            if self._effect is not None and await self._needs_approval(args, tool_context):
                 # A tool with an effect asks for itself, like ADK's tools that call
                 # request_confirmation: the request shows what the call would do, and
                 # the approval holds only while that stays true (e.g. a skill's body
@@ -145,7 +151,7 @@ class _NamedFunctionTool(FunctionTool):
             # A tool's failure is the model's to hear about, never the end of the turn.
             logger.debug("tool %s failed", self.name, exc_info=exc)
             return {
-                "error": f"{self.name} failed: {type(exc).__name__}: {exc}",
+                "error": unexpected_failure(exc),
                 "accepted": "different arguments, or another way to do the task",
             }
 

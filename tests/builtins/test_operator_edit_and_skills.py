@@ -156,11 +156,11 @@ async def test_exec_shell_children_do_not_inherit_the_vault_key(
     assert result["stdout"] == "[]\n"
 
 
-def test_the_dangerous_tools_are_exactly_the_ones_that_change_things(
+def test_the_dangerous_tools_are_exactly_the_ones_that_change_things_or_use_secrets(
     tools: list[Tool],
 ) -> None:
     ours = [t for t in tools if not t.name.startswith("browser_")]  # the navigator's own
     always = {t.name for t in ours if t.dangerous is True}
     sometimes = {t.name for t in ours if callable(t.dangerous)}
     assert always == {"fs_write", "fs_edit", "skill_run", "secrets_set", "secrets_delete"}
-    assert sometimes == {"exec_shell"}
+    assert sometimes == {"exec_shell", "crypto_encrypt", "crypto_decrypt"}

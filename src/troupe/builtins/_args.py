@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from ..errors import BadArgument, TroupeError
+from ..errors import BadArgument, TroupeError, unexpected_failure
 from .workspace import PathOutsideWorkspace, tool_error
 
 logger = logging.getLogger("troupe.builtins")
@@ -47,7 +47,7 @@ def guarded(fn: F) -> F:
             return tool_error(f"{fn.__name__} could not use a file: {exc}")
         # A bug should not end the user's turn; the debug log keeps the traceback.
         logger.debug("built-in tool %s failed", fn.__name__, exc_info=exc)
-        return tool_error(f"{fn.__name__} failed unexpectedly: {type(exc).__name__}: {exc}")
+        return tool_error(unexpected_failure(exc))
 
     if inspect.iscoroutinefunction(fn):
 

@@ -116,7 +116,10 @@ def denied_by(command: str, deny_list: Sequence[re.Pattern[str]]) -> str | None:
 
 
 def _inside(arg: str, root: Path) -> bool:
-    candidate = Path(arg).expanduser()
+    try:
+        candidate = Path(arg).expanduser()
+    except (RuntimeError, KeyError):
+        return False  # ~nosuchuser: the shell's to read, so the command asks first
     if not candidate.is_absolute():
         candidate = root / candidate
     resolved = candidate.resolve()

@@ -33,8 +33,8 @@ class VaultTools(Toolset):
 
     specs = (
         ToolSpec("crypto_hash"),
-        ToolSpec("crypto_encrypt"),
-        ToolSpec("crypto_decrypt"),
+        ToolSpec("crypto_encrypt", dangerous="keyed_by_secret", effect="secret_key_effect"),
+        ToolSpec("crypto_decrypt", dangerous="keyed_by_secret", effect="secret_key_effect"),
         ToolSpec("crypto_sign"),
         ToolSpec("crypto_verify"),
         ToolSpec("secrets_set", dangerous=True),
@@ -71,6 +71,25 @@ class VaultTools(Toolset):
         value = text_arg("text", text, example="hello")
         raw = value.encode("utf-8")
         return raw, f"text ({len(raw)} bytes)", note
+
+    def keyed_by_secret(self, key: Any = None, **_: Any) -> bool:
+        """True when ``key`` names a stored secret: then the call asks first.
+
+        The result goes back to the model, and a ciphertext (or a decryption's
+        success) lets a short secret (a PIN, a word) be guessed offline, so
+        using a secret as a key is a secret effect, like passing it to a command.
+        """
+        return isinstance(key, str) and SECRET_REF.search(key) is not None
+
+    def secret_key_effect(self, key: Any = None, **_: Any) -> dict[str, Any]:
+        """What an approval of a secret-keyed crypto_encrypt or crypto_decrypt allows."""
+        names = sorted(set(SECRET_REF.findall(key))) if isinstance(key, str) else []
+        shown = ", ".join(reference(name) for name in names)
+        return {
+            "summary": f"use {shown} as the key; the result goes back to the model, "
+            "which could then guess a short secret offline",
+            "secrets": names,
+        }
 
     def _aes_key(self, key: Any) -> tuple[bytes, str]:
         """The AES key: the vault's own, a stored secret's, or one given in hex/base64."""
@@ -127,8 +146,8 @@ class VaultTools(Toolset):
         self, text: str | None = None, path: str | None = None, key: str | None = None
     ) -> dict[str, Any]:
         """Encrypt text or a workspace file with AES-256-GCM. Without `key` the vault's
-        own key is used; `key` may be '{{secret:NAME}}' to use a stored secret.
-        Returns base64 ciphertext for crypto_decrypt."""
+        own key is used; `key` may be '{{secret:NAME}}' to use a stored secret (that
+        asks the person first). Returns base64 ciphertext for crypto_decrypt."""
         raw, what, note = self._data(text, path)
         aes, key_label = self._aes_key(key)
         nonce = _random.token_bytes(_NONCE)
@@ -146,7 +165,7 @@ class VaultTools(Toolset):
     @guarded
     def crypto_decrypt(self, ciphertext: str, key: str | None = None) -> dict[str, Any]:
         """Decrypt base64 ciphertext made by crypto_encrypt, with the same `key`
-        (none for the vault's own key, or '{{secret:NAME}}')."""
+        (none for the vault's own key, or '{{secret:NAME}}', which asks first)."""
         token = text_arg("ciphertext", ciphertext, example="q83v...", max_chars=20_000_000)
         try:
             sealed = base64.b64decode(token.strip(), validate=True)

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ..sandbox.private import private_dir
+
 logger = logging.getLogger("troupe.router")
 
 CACHE_DIR_NAME = "router-cache"
@@ -53,7 +55,7 @@ class PhraseCache:
     def store(self, encoder_id: str, texts: Sequence[str], vectors: np.ndarray[Any, Any]) -> None:
         """Keep ``vectors`` for next time (owner-only file, replaced atomically)."""
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_dir(self.directory)
             handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")  # 0600
             try:
                 with os.fdopen(handle, "wb") as file:

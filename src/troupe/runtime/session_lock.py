@@ -40,6 +40,8 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import types
 from typing_extensions import override
 
+from ..sandbox.private import private_dir
+
 SessionKey = tuple[str, str, str]
 """(app name, user id, session id)."""
 
@@ -87,7 +89,7 @@ class FileGuard:
     async def hold(self, key: SessionKey) -> AsyncIterator[None]:
         import fcntl
 
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dir(self.folder)
         path = self.folder / f"{_digest(key).hex()}.lock"
         fd = -1
 

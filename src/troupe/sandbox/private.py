@@ -17,8 +17,12 @@ FILE_MODE = 0o600
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and missing parents) as 0700; an existing one is tightened if ours."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create ``path`` and every missing parent as 0700; an existing ``path`` is
+    tightened if ours. (``mkdir(parents=True)`` would give the parents the umask's mode.)"""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=DIR_MODE)
     with contextlib.suppress(OSError):
         info = path.stat()
         if info.st_uid == os.getuid() and info.st_mode & 0o077:

@@ -39,6 +39,7 @@ from ..runtime.app import DEFAULT_APP_NAME
 from ..runtime.app import build_app as build_runtime_app
 from ..runtime.session_lock import QueuedRunner
 from ..runtime.tracing import TraceStore
+from ..sandbox.private import private_dir
 from ..sessions import close_session_store, open_session_store, probe_session_store, redact
 from ..settings import Settings
 from ..tree import TroupeAgent, build_agent_tree
@@ -212,7 +213,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     )
     from google.adk.evaluation.local_eval_sets_manager import LocalEvalSetsManager
 
-    evals_dir = str(settings.data_dir / "evals")
+    evals_dir = str(private_dir(settings.data_dir / "evals"))
     server = _queued(server_cls)(
         agent_loader=_AppLoader(troupe_app),
         eval_sets_manager=LocalEvalSetsManager(agents_dir=evals_dir),
