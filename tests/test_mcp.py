@@ -43,6 +43,15 @@ from troupe.runtime.approvals import ApprovalRequest, run_with_approvals
 from troupe.settings import load_settings
 from troupe.testing import ScriptedModel, call, declared_tools, simplify
 
+
+@pytest.fixture(autouse=True)
+def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests keep their troupe.yaml in the test's folder, which is also the
+    workspace: they trust it, as a person would with --trust-workspace-config
+    (tests/security/test_workspace_config.py covers the file that is not trusted)."""
+    monkeypatch.setenv("TROUPE_TRUST_WORKSPACE_CONFIG", "1")
+
+
 FAKE_SERVER = str(Path(__file__).parent / "fakes" / "mcp_server.py")
 
 
@@ -311,7 +320,7 @@ def _tree_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: list[
     config.write_text(
         yaml.safe_dump({"builtin_tools": False, "mcp_servers": entries}), encoding="utf-8"
     )
-    result = CliRunner().invoke(app, ["tree", "--config", str(config)])
+    result = CliRunner().invoke(app, ["tree", "--check", "--config", str(config)])
     assert result.exit_code == 0, result.output
     return unwrapped(result.output)
 

@@ -13,6 +13,14 @@ from troupe.cli.app import app
 from troupe.settings import Settings, load_settings
 
 
+@pytest.fixture(autouse=True)
+def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests keep their troupe.yaml in the test's folder, which is also the
+    workspace: they trust it, as a person would with --trust-workspace-config
+    (tests/security/test_workspace_config.py covers the file that is not trusted)."""
+    monkeypatch.setenv("TROUPE_TRUST_WORKSPACE_CONFIG", "1")
+
+
 def _file(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "troupe.yaml"
     path.write_text(text)

@@ -32,6 +32,7 @@ from .mcp.entries import McpServerEntry
 from .options import TeamOptions, describe_errors
 from .paths import DATA_DIR_ENV, default_data_dir, default_session_store
 from .remote import RemoteAgentEntry
+from .workspace_config import distrust, lies_inside, trusted_by_flag, warn_ignored
 from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
@@ -208,12 +209,18 @@ class Settings(TeamOptions):
 
 
 def load_settings(
-    *, config_path: str | Path | None = None, environ: Mapping[str, str] | None = None, **cli: Any
+    *,
+    config_path: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    trust_workspace_config: bool | None = None,
+    **cli: Any,
 ) -> Settings:
     """The settings from the CLI options in ``cli``, ``TROUPE_*``, the file and the defaults.
 
     ``cli`` takes any :class:`Settings` field; a None value means "not given".
-    The file is ``config_path`` or TROUPE_CONFIG.
+    The file is ``config_path`` or TROUPE_CONFIG. A file inside the workspace
+    sets only the fields :mod:`troupe.workspace_config` trusts, unless
+    ``trust_workspace_config`` (default: ``TROUPE_TRUST_WORKSPACE_CONFIG``) says so.
 
     Raises:
         ConfigError: naming each bad value and the layer it came from.
@@ -222,7 +229,11 @@ def load_settings(
     path = config_path or env.get(CONFIG_ENV)
     layers: list[tuple[str, dict[str, Any]]] = []
     if path:
-        layers.append((f"config file {str(path)!r}", _file_layer(Path(path))))
+        trusted = trusted_by_flag(env) if trust_workspace_config is None else trust_workspace_config
+        layer = _file_layer(Path(path))
+        if not trusted:
+            layer = _as_the_workspace_s(Path(path), layer, cli.get("workspace"), env)
+        layers.append((f"config file {str(path)!r}", layer))
     layers.extend(
         (f"environment variable {ENV_PREFIX}{k.upper()}", {k: v})
         for k, v in _env_layer(env).items()
@@ -318,6 +329,25 @@ def _file_layer(file: Path) -> dict[str, Any]:
         else value
         for key, value in raw.items()
     }
+
+
+def _as_the_workspace_s(
+    file: Path, layer: dict[str, Any], workspace: Any, env: Mapping[str, str]
+) -> dict[str, Any]:
+    """``layer`` as a workspace's file may set it, when ``file`` lies in the workspace
+    (the one the options or environment give, else the current directory, or the one
+    the file itself names)."""
+    given = workspace or env.get(f"{ENV_PREFIX}WORKSPACE") or Path.cwd()
+    roots = [Path(given)]
+    if isinstance(layer.get("workspace"), str | Path):
+        roots.append(Path(layer["workspace"]))
+    inside = lies_inside(file, roots)
+    if inside is None:
+        return layer
+    kept, dropped = distrust(layer, field_of=_field_name)
+    if dropped:
+        warn_ignored(file, inside, dropped)
+    return kept
 
 
 def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:

@@ -33,6 +33,15 @@ from troupe.runtime.events import steps
 from troupe.testing import ScriptedModel, call, declared_tools
 from troupe.topology import resolve_topology
 
+
+@pytest.fixture(autouse=True)
+def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests keep their troupe.yaml in the test's folder, which is also the
+    workspace: they trust it, as a person would with --trust-workspace-config
+    (tests/security/test_workspace_config.py covers the file that is not trusted)."""
+    monkeypatch.setenv("TROUPE_TRUST_WORKSPACE_CONFIG", "1")
+
+
 QUIRKY = Path(__file__).parent / "quirky_mcp_server.py"
 VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -86,7 +95,9 @@ async def test_every_tool_a_server_lists_gets_a_valid_unique_name() -> None:
 
 
 def test_troupe_tree_reports_the_renamed_tools(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["tree", "--config", str(_yaml(tmp_path, "quirky"))])
+    result = CliRunner().invoke(
+        app, ["tree", "--check", "--config", str(_yaml(tmp_path, "quirky"))]
+    )
 
     assert result.exit_code == 0, result.output
     flat = unwrapped(result.output)
@@ -97,7 +108,9 @@ def test_troupe_tree_reports_the_renamed_tools(tmp_path: Path) -> None:
 def test_troupe_tree_refuses_two_servers_offering_one_tool_name_naming_both(
     tmp_path: Path,
 ) -> None:
-    result = CliRunner().invoke(app, ["tree", "--config", str(_yaml(tmp_path, "one", "two"))])
+    result = CliRunner().invoke(
+        app, ["tree", "--check", "--config", str(_yaml(tmp_path, "one", "two"))]
+    )
 
     assert result.exit_code == 2, result.output
     flat = unwrapped(result.output)

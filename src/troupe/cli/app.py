@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import TroupeError
+from ..workspace_config import trust_from_the_command_line
 from . import bench, secrets, serve, sessions, trace
 from .common import console, fail, quiet_logs
 from .eval import register as register_eval
@@ -21,6 +22,7 @@ from .options import (
     RouterOpt,
     SingleOpt,
     TopologyOpt,
+    TrustOpt,
     WorkspaceOpt,
 )
 
@@ -48,8 +50,14 @@ def tree(
     topology: TopologyOpt = None,
     single_agent: SingleOpt = False,
     check: Annotated[
-        bool, typer.Option("--check", help="Also fetch each remote agent's A2A card.")
+        bool,
+        typer.Option(
+            "--check",
+            help="Also start each MCP server to list its tools, and fetch each remote "
+            "agent's A2A card.",
+        ),
     ] = False,
+    trust_workspace_config: TrustOpt = False,
 ) -> None:
     """Show the agent tree: each agent's tools and capabilities, and unmatched tools."""
     from ..models.resolve import model_label
@@ -58,6 +66,7 @@ def tree(
     from ..tree import build_agent_tree
 
     quiet_logs(False)
+    trust_from_the_command_line(trust_workspace_config)
     try:
         settings = load_settings(
             config_path=config,
@@ -72,7 +81,7 @@ def tree(
             if settings.config.multi_agent
             else []
         )
-        mcp_reports = _mcp_reports(settings.config)
+        mcp_reports = _mcp_reports(settings.config, start=check)
     except TroupeError as exc:
         raise fail(exc) from None
     from .render import agent_tree
@@ -101,13 +110,14 @@ def tree(
         )
 
 
-def _mcp_reports(config: Config) -> list[McpServerReport]:
-    """Start each MCP server briefly to list its tools (none configured: no wait)."""
+def _mcp_reports(config: Config, *, start: bool) -> list[McpServerReport]:
+    """Each MCP server's place in the tree; with ``start``, each is started briefly
+    to list its tools (none configured: no wait)."""
     if not config.mcp_servers:
         return []
     from ..mcp import describe_servers
 
-    return asyncio.run(describe_servers(config))
+    return asyncio.run(describe_servers(config, start=start))
 
 
 @app.command()
@@ -116,12 +126,14 @@ def routing(
     model: ModelOpt = None,
     workspace: WorkspaceOpt = None,
     topology: TopologyOpt = None,
+    trust_workspace_config: TrustOpt = False,
 ) -> None:
     """Print the orchestrator's instruction (routing table and protocols)."""
     from ..settings import load_settings
     from ..tree import build_agent_tree
 
     quiet_logs(False)
+    trust_from_the_command_line(trust_workspace_config)
     try:
         settings = load_settings(
             config_path=config, model=model, workspace=workspace, topology=topology
@@ -160,11 +172,13 @@ def chat(
             "(default: ask on a terminal, deny otherwise).",
         ),
     ] = None,
+    trust_workspace_config: TrustOpt = False,
 ) -> None:
     """Chat with the team: one message, or an interactive session."""
     from .session import ChatSession
 
     quiet_logs(verbose)
+    trust_from_the_command_line(trust_workspace_config)
     try:
         chat_session = ChatSession.open(
             config_path=config,

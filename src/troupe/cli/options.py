@@ -47,6 +47,17 @@ RouterOpt = Annotated[
 ]
 
 
+TrustOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust-workspace-config",
+        help="Use every field of a config file that lies inside the workspace (mcp_servers, "
+        "shell, browser, api_base ...); without it those are ignored, with a warning "
+        "(or TROUPE_TRUST_WORKSPACE_CONFIG=1).",
+    ),
+]
+
+
 def resolved_data_dir(config: Path | None, data_dir: Path | None) -> Path:
     """The data directory every command uses: --data-dir > TROUPE_DATA_DIR > file > default."""
     from ..settings import load_settings

@@ -115,7 +115,9 @@ def _add_servers(branch: Tree, servers: Sequence[McpServerReport], *, style: str
         if report.fix:
             head += f" [dim]fix: {escape(report.fix)}[/]"
         node = branch.add(head)
-        if report.error:
+        if not report.started:
+            node.add("[dim]not started; `troupe tree --check` starts it to list its tools[/]")
+        elif report.error:
             node.add(f"[red]{escape(report.error)}[/]")
         elif not report.tools:
             node.add("[dim]no tools[/]")

@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from ..workspace_config import trust_from_the_command_line
 from .common import console, fail, quiet_logs
-from .options import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, WorkspaceOpt
+from .options import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, TrustOpt, WorkspaceOpt
 
 KEEP_ALIVE_SECONDS = 30
 """How long the server keeps an idle HTTP connection open."""
@@ -50,8 +51,10 @@ def register(app: typer.Typer) -> None:
         topology: TopologyOpt = None,
         data_dir: DataDirOpt = None,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
+        trust_workspace_config: TrustOpt = False,
     ) -> None:
         """Serve the team over HTTP: ADK's REST API, /healthz and /readyz, optional A2A."""
+        trust_from_the_command_line(trust_workspace_config)
         run_server(
             host=host,
             port=port,

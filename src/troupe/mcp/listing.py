@@ -171,12 +171,18 @@ class McpServerReport:
     """Visible name -> the server's own name, for names changed to be valid or unique."""
     descriptions: dict[str, str] = field(default_factory=dict)
     """Visible name -> the tool's description (for routing)."""
+    started: bool = True
+    """False when the server was left unstarted (``troupe tree`` without ``--check``)."""
 
 
 async def describe_servers(
-    config: Config, *, timeout: float = LIST_TIMEOUT
+    config: Config, *, timeout: float = LIST_TIMEOUT, start: bool = True
 ) -> list[McpServerReport]:
     """List every configured server's tools at once, for ``troupe tree``.
+
+    With ``start`` False no server is started or contacted: each report says
+    where the server's tools would go, and nothing runs (a config entry is a
+    command line; showing the tree must not execute it).
 
     Raises:
         ConfigError: an entry names a prefix or agent the topology lacks, or
@@ -193,6 +199,8 @@ async def describe_servers(
         fix = None
         if owner is None:
             fix = unmatched_fix(placement.server.name, topology)
+        if not start:
+            return McpServerReport(placement, owner, [], None, fix, started=False)
         try:
             listing = await list_tools(placement, timeout=timeout, claims=claims)
         except McpUnavailableError as exc:
