@@ -19,6 +19,7 @@ import pytest
 from fakes.containment import asked_first
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import Tool
+from troupe.runtime.approvals import approval_requests
 
 MARKER = "PLANTED-GIT-PROGRAM-RAN"
 
@@ -82,6 +83,8 @@ async def test_a_planted_repository_config_never_runs_without_approval(
     run = await call_tool(tools, "exec_shell", {"command": command}, policy="deny")
 
     assert asked_first(run), f"{command!r} ran in an attacker's repository without asking"
+    asked = [r for event in run.events for r in approval_requests(event)]
+    assert ".git/config" in asked[0].effect["summary"]  # the person sees what git may run
     assert "error" in run.response
     assert MARKER not in everything_shown(run)
     assert not list(repository.glob("ran-*"))

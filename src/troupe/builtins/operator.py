@@ -13,7 +13,14 @@ from ._args import BadArgument, guarded, name_arg, text_arg
 from ._process import ProcessResult, check_pass_env, env_arg, run_process
 from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .secret_store import SECRET_REF
-from .shell_policy import DEFAULT_DENY_COMMANDS, compile_deny_list, denied_by, needs_approval
+from .shell_policy import (
+    DEFAULT_DENY_COMMANDS,
+    GIT_NOTE,
+    compile_deny_list,
+    denied_by,
+    needs_approval,
+    runs_git,
+)
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
 
 if TYPE_CHECKING:
@@ -291,6 +298,8 @@ class OperatorTools(Toolset):
         """What an approved exec_shell runs, and whether it would run outside the jail."""
         names = sorted(str(k) for k in env) if isinstance(env, dict) else []
         summary = f"run {command!r}" + (f" with env {', '.join(names)}" if names else "")
+        if isinstance(command, str) and runs_git(command):
+            summary += GIT_NOTE
         return self.unconfined({"summary": summary, "command": command, "env": names})
 
     def unconfined(self, effect: dict[str, Any]) -> dict[str, Any]:

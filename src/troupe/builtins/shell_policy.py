@@ -105,6 +105,15 @@ def simple_commands(command: str) -> list[str]:
     return out
 
 
+GIT_NOTE = " (git also runs any program the workspace's .git/config names)"
+"""Added to the approval request of a command that runs git."""
+
+
+def runs_git(command: str) -> bool:
+    """True when one of ``command``'s simple commands is ``git``."""
+    return any(part.split()[0] == "git" for part in simple_commands(command))
+
+
 def denied_by(command: str, deny_list: Sequence[re.Pattern[str]]) -> str | None:
     """The deny-list pattern ``command`` matches, else None."""
     line = " ".join(command.split())
