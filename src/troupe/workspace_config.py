@@ -68,12 +68,17 @@ def trust_from_the_command_line(flag: bool) -> None:
 
 
 def lies_inside(file: Path, roots: Iterable[Path]) -> Path | None:
-    """The first of ``roots`` that holds ``file`` (both resolved), else None."""
-    where = file.expanduser().resolve()
+    """The first of ``roots`` that holds ``file``, else None.
+
+    ``file`` counts as inside when its path as given or its target is: a link in
+    the workspace to a file elsewhere can be replaced by whoever writes the workspace.
+    """
+    named = Path(os.path.abspath(file.expanduser()))
+    places = {named, *named.parents, *file.expanduser().resolve().parents}
     for root in roots:
-        top = root.expanduser().resolve()
-        if top in where.parents:
-            return top
+        for top in {Path(os.path.abspath(root.expanduser())), root.expanduser().resolve()}:
+            if top in places and top != named:
+                return top
     return None
 
 

@@ -156,3 +156,17 @@ def test_a_config_outside_the_workspace_is_trusted_as_before(
     settings = load_settings(config_path=config, workspace=workspace)
 
     assert settings.shell.network is True
+
+
+def test_a_link_in_the_workspace_to_a_config_elsewhere_is_the_workspace_s(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    config = tmp_path / "elsewhere" / "troupe.yaml"
+    config.parent.mkdir()
+    config.write_text("shell:\n  network: true\n", encoding="utf-8")
+    (workspace / "troupe.yaml").symlink_to(config)
+
+    settings = load_settings(config_path=workspace / "troupe.yaml", workspace=workspace)
+
+    assert settings.shell.network is False
