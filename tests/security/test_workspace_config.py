@@ -145,28 +145,22 @@ def test_the_flag_trusts_a_workspace_config_and_then_its_server_starts(
     assert marker.exists(), "with the person's trust the entry is used as written"
 
 
-def test_a_config_outside_the_workspace_is_trusted_as_before(
-    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("named_through_a_link_in_the_workspace", [False, True])
+def test_a_config_outside_the_workspace_is_trusted_unless_named_through_it(
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    named_through_a_link_in_the_workspace: bool,
 ) -> None:
     monkeypatch.delenv(TRUST_ENV, raising=False)
     config = tmp_path / "elsewhere" / "troupe.yaml"
     config.parent.mkdir()
     config.write_text("shell:\n  network: true\n", encoding="utf-8")
+    named = config
+    if named_through_a_link_in_the_workspace:  # whoever writes the workspace can swap it
+        named = workspace / "troupe.yaml"
+        named.symlink_to(config)
 
-    settings = load_settings(config_path=config, workspace=workspace)
+    settings = load_settings(config_path=named, workspace=workspace)
 
-    assert settings.shell.network is True
-
-
-def test_a_link_in_the_workspace_to_a_config_elsewhere_is_the_workspace_s(
-    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(TRUST_ENV, raising=False)
-    config = tmp_path / "elsewhere" / "troupe.yaml"
-    config.parent.mkdir()
-    config.write_text("shell:\n  network: true\n", encoding="utf-8")
-    (workspace / "troupe.yaml").symlink_to(config)
-
-    settings = load_settings(config_path=workspace / "troupe.yaml", workspace=workspace)
-
-    assert settings.shell.network is False
+    assert settings.shell.network is not named_through_a_link_in_the_workspace
