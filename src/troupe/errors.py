@@ -69,7 +69,7 @@ class ToolAdapterError(ConfigError):
 def unexpected_failure(exc: BaseException) -> str:
     """What a model hears about an exception nobody planned for: its message as one
     sentence, never the exception's class name or the tool's name (whoever shows the
-    error names the tool, once); troupe's log keeps the traceback."""
+    error names the tool, once); the traceback is logged at debug level."""
     text = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
     said = " ".join(text.split()).rstrip(".") or "no reason given"
-    return f"stopped by an internal error: {said}; troupe.log has the details"
+    return f"stopped by an internal error: {said}"
