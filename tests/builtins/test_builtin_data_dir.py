@@ -24,7 +24,9 @@ async def test_a_config_files_data_dir_is_relative_to_the_file(
     config = tmp_path / "conf" / "troupe.yaml"
     config.parent.mkdir()
     config.write_text("data_dir: store-here\n")
-    settings = load_settings(config_path=config, workspace=tmp_path)
+    workspace = tmp_path / "ws"  # a config in the workspace could not set data_dir
+    workspace.mkdir()
+    settings = load_settings(config_path=config, workspace=workspace)
     await run_with(settings.config.tools, "memory_store", {"text": "kept here"})
     assert (tmp_path / "conf" / "store-here" / "memory.db").exists()
 

@@ -424,12 +424,14 @@ def test_troupe_tree_lists_the_browser_tools_when_chromium_is_present(tmp_path: 
 def test_troupe_chat_reads_a_local_page_and_closes_the_browser(site: str, tmp_path: Path) -> None:
     _require_browser()
 
-    config = tmp_path / "troupe.yaml"
+    config = tmp_path / "troupe.yaml"  # outside the workspace, so its allow_hosts counts
     config.write_text("browser:\n  allow_hosts: ['127.0.0.1']\n", encoding="utf-8")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
 
     result = CliRunner().invoke(
         app,
-        ["chat", "-w", str(tmp_path), "--config", str(config), f"open {site}/about and read it"],
+        ["chat", "-w", str(workspace), "--config", str(config), f"open {site}/about and read it"],
     )
 
     assert result.exit_code == 0, result.output

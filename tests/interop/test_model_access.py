@@ -43,8 +43,10 @@ def _config(tmp_path: Path, fake: FakeOpenAI, *lines: str) -> str:
 
 def _chat(tmp_path: Path, fake: FakeOpenAI, *lines: str) -> tuple[int, str]:
     config = _config(tmp_path, fake, *lines)
+    workspace = tmp_path / "ws"  # outside it, the file's api_base and keys count
+    workspace.mkdir(exist_ok=True)
     result = CliRunner().invoke(
-        app, ["chat", "--model", MODEL, "--config", config, "--workspace", str(tmp_path), "hi"]
+        app, ["chat", "--model", MODEL, "--config", config, "--workspace", str(workspace), "hi"]
     )
     return result.exit_code, result.output
 
