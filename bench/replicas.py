@@ -1,0 +1,463 @@
+"""Several ``troupe serve`` replicas on one PostgreSQL, behind a round-robin proxy.
+
+Starts PostgreSQL (``.ci/postgres.sh``, or ``--session-store`` of one already
+running on loopback), N ``python -m troupe serve`` processes with separate data
+directories and the offline model, and a small TCP proxy written here that
+hands each new connection to the next replica (skipping one that refuses), so
+consecutive requests of one session alternate across replicas. No container
+runtime is needed. For each N in ``--replicas`` it opens ``--sessions``
+sessions and sends ``--turns`` steps in each; a step sends ``--concurrent``
+turns on the same session at once. Then it reads every session back through
+every live replica and checks that each holds every acknowledged turn exactly
+once, in the same order everywhere.
+
+With ``--kill`` the largest run kills one replica with SIGKILL a third of the
+way in and stops another with SIGTERM two thirds in (it drains). A turn whose
+connection broke is retried once, with the same ``Idempotency-Key``, through
+the proxy (so on another replica): the report counts the turns lost (acknowledged,
+not stored) and duplicated (one request stored twice).
+
+    python bench/replicas.py                           # 1, 2, 3 replicas
+    python bench/replicas.py --replicas 3 --sessions 6 --turns 4 --kill
+
+Bounded: at most 5,000 turns per run and ``--max-seconds`` per run. Loopback only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.load import (
+    APP,
+    free_port,
+    percentile,
+    require_loopback,
+    start_server,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = Path(__file__).parent / "results" / "replicas.json"
+MAX_TURNS_RUN = 5_000
+MESSAGES = ("hello", "list the files here", "read notes.txt", "thanks")
+"""What the sessions say, in turn; each message carries the turn's own tag."""
+
+
+class RoundRobinProxy:
+    """A TCP proxy on 127.0.0.1 giving each new connection to the next live backend."""
+
+    def __init__(self, ports: list[int]) -> None:
+        self.ports = list(ports)
+        self._next = itertools.count()
+        self._server: asyncio.Server | None = None
+        self.port = 0
+        self.served: Counter[int] = Counter()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, int]:
+        for _ in range(len(self.ports)):
+            port = self.ports[next(self._next) % len(self.ports)]
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:  # that replica is down: the next one takes it
+                continue
+            return reader, writer, port
+        raise ConnectionRefusedError("no replica accepts connections")
+
+    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        try:
+            up_r, up_w, port = await self._connect()
+        except OSError:
+            client_w.close()
+            return
+        self.served[port] += 1
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while chunk := await src.read(65536):
+                    dst.write(chunk)
+                    await dst.drain()
+            except (OSError, asyncio.CancelledError):
+                pass
+            finally:
+                with contextlib.suppress(OSError, RuntimeError):
+                    dst.close()
+
+        await asyncio.gather(pipe(client_r, up_w), pipe(up_r, client_w))
+
+
+@dataclass
+class Replica:
+    """One ``troupe serve`` process of the run."""
+
+    root: Path
+    port: int
+    proc: subprocess.Popen[bytes]
+    fate: str = "ran"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class Turn:
+    """One request: its tag (in the message and the idempotency key) and how it went."""
+
+    session: str
+    tag: str
+    text: str
+    latency: float | None = None
+    acknowledged: bool = False
+    retried: bool = False
+    error: str | None = None
+
+
+@dataclass
+class RunResult:
+    """Everything one run with N replicas saw."""
+
+    replicas: int
+    turns: list[Turn] = field(default_factory=list)
+    wall: float = 0.0
+    stored: dict[str, list[str]] = field(default_factory=dict)
+    """Per session, the user-message tags the first live replica's store holds, in order."""
+    disagreeing_reads: int = 0
+    read_errors: list[str] = field(default_factory=list)
+    fates: list[str] = field(default_factory=list)
+    served: dict[int, int] = field(default_factory=dict)
+
+
+def start_postgres() -> tuple[str, str]:
+    """A throwaway PostgreSQL from ``.ci/postgres.sh``: (URL, directory to stop)."""
+    out = subprocess.run(
+        ["bash", str(REPO / ".ci" / "postgres.sh"), "start"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    exports = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in out.splitlines()
+        if line.startswith("export ")
+    )
+    return exports["TROUPE_TEST_POSTGRES_URL"], exports["TROUPE_TEST_POSTGRES_DIR"]
+
+
+def stop_postgres(directory: str) -> None:
+    subprocess.run(
+        ["bash", str(REPO / ".ci" / "postgres.sh"), "stop", directory],
+        check=False,
+        capture_output=True,
+    )
+
+
+async def wait_all_ready(client: httpx.AsyncClient, replicas: list[Replica]) -> None:
+    deadline = time.monotonic() + 90
+    for replica in replicas:
+        while True:
+            if replica.proc.poll() is not None:
+                log = (replica.root / "server.log").read_text(encoding="utf-8", errors="replace")
+                raise SystemExit(f"replica on port {replica.port} exited:\n{log[-3000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if (await client.get(f"{replica.url}/readyz")).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"replica on port {replica.port} not ready within 90 s")
+            await asyncio.sleep(0.2)
+
+
+def _tags(event: dict[str, Any]) -> list[str]:
+    parts = (event.get("content") or {}).get("parts") or []
+    if event.get("author") != "user":
+        return []
+    return [p["text"].rsplit("#", 1)[1] for p in parts if "#" in (p.get("text") or "")]
+
+
+async def send_turn(client: httpx.AsyncClient, base: str, turn: Turn, deadline: float) -> None:
+    """POST one turn; retry once with the same key when the connection broke."""
+    body = {
+        "app_name": APP,
+        "user_id": f"user-{turn.session}",
+        "session_id": turn.session,
+        "new_message": {"role": "user", "parts": [{"text": turn.text}]},
+    }
+    headers = {"Idempotency-Key": turn.tag}
+    start = time.perf_counter()
+    for attempt in range(2):
+        if time.monotonic() > deadline:
+            turn.error = "deadline: turn not sent"
+            return
+        try:
+            reply = await client.post(f"{base}/run", json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            turn.error = f"{type(exc).__name__}: {exc}"
+            turn.retried = attempt == 0
+            continue
+        if reply.status_code >= 500 and attempt == 0:
+            turn.error = f"HTTP {reply.status_code}"
+            turn.retried = True
+            continue
+        if reply.status_code != 200:
+            turn.error = f"HTTP {reply.status_code}: {reply.text[:160]}"
+            return
+        turn.latency = time.perf_counter() - start
+        turn.acknowledged = True
+        turn.error = None
+        return
+
+
+async def run_session(
+    client: httpx.AsyncClient,
+    base: str,
+    sid: str,
+    steps: int,
+    concurrent: int,
+    deadline: float,
+    done: list[Turn],
+) -> None:
+    user = f"user-{sid}"
+    try:
+        (
+            await client.post(f"{base}/apps/{APP}/users/{user}/sessions", json={"session_id": sid})
+        ).raise_for_status()
+    except httpx.HTTPError as exc:
+        done.append(Turn(sid, f"{sid}-create", "", error=f"create: {exc}"))
+        return
+    for step in range(steps):
+        batch = [
+            Turn(
+                sid,
+                f"{sid}-{step}-{k}",
+                f"{MESSAGES[(step + k) % len(MESSAGES)]} #{sid}-{step}-{k}",
+            )
+            for k in range(concurrent)
+        ]
+        await asyncio.gather(*(send_turn(client, base, t, deadline) for t in batch))
+        done.extend(batch)
+
+
+async def read_back(client: httpx.AsyncClient, result: RunResult, live: list[Replica]) -> None:
+    """Read every session through every live replica; they must all agree."""
+    for sid in sorted({t.session for t in result.turns}):
+        views: list[list[str]] = []
+        for replica in live:
+            url = f"{replica.url}/apps/{APP}/users/user-{sid}/sessions/{sid}"
+            try:
+                reply = await client.get(url)
+                reply.raise_for_status()
+            except httpx.HTTPError as exc:
+                result.read_errors.append(f"{sid} via :{replica.port}: {exc}")
+                continue
+            views.append([tag for e in reply.json().get("events") or [] for tag in _tags(e)])
+        if views:
+            result.stored[sid] = views[0]
+            result.disagreeing_reads += sum(1 for v in views[1:] if v != views[0])
+
+
+async def chaos(replicas: list[Replica], progress: list[Turn], total: int, deadline: float) -> None:
+    """SIGKILL one replica a third of the way in, SIGTERM another at two thirds."""
+    plan = [
+        (total // 3, signal.SIGKILL, "killed (SIGKILL)"),
+        (2 * total // 3, signal.SIGTERM, "stopped (SIGTERM)"),
+    ]
+    for (threshold, sig, fate), replica in zip(plan, replicas, strict=False):
+        while len(progress) < threshold and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if replica.proc.poll() is None:
+            replica.proc.send_signal(sig)
+            replica.fate = fate
+
+
+async def run_once(
+    n: int, store: str, root: Path, sessions: int, steps: int, concurrent: int,
+    max_seconds: float, kill: bool,
+) -> RunResult:  # fmt: skip
+    """One run with ``n`` replicas; always stops what it started."""
+    replicas = []
+    for i in range(n):
+        folder = root / f"r{n}-{i}"
+        folder.mkdir(parents=True)
+        port = free_port()
+        replicas.append(Replica(folder, port, start_server(folder, port, store)))
+    proxy = RoundRobinProxy([r.port for r in replicas])
+    result = RunResult(n)
+    limits = httpx.Limits(max_keepalive_connections=0)  # every request a new connection
+    timeout = httpx.Timeout(max_seconds, connect=30.0)
+    try:
+        async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+            await wait_all_ready(client, replicas)
+            await proxy.start()
+            base = f"http://127.0.0.1:{proxy.port}"
+            deadline = time.monotonic() + max_seconds
+            prefix = f"rep{os.getpid()}n{n}"
+            start = time.perf_counter()
+            jobs = [
+                run_session(
+                    client, base, f"{prefix}s{i:03d}", steps, concurrent, deadline, result.turns
+                )
+                for i in range(sessions)
+            ]
+            if kill and n >= 2:
+                jobs.append(chaos(replicas, result.turns, sessions * steps * concurrent, deadline))
+            await asyncio.gather(*jobs)
+            result.wall = time.perf_counter() - start
+            live = [r for r in replicas if r.proc.poll() is None]
+            await read_back(client, result, live)
+    finally:
+        await proxy.close()
+        for replica in replicas:
+            if replica.proc.poll() is None:
+                replica.proc.terminate()
+        for replica in replicas:
+            try:
+                replica.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                replica.proc.kill()
+    result.fates = [r.fate for r in replicas]
+    result.served = {i: proxy.served[r.port] for i, r in enumerate(replicas)}
+    return result
+
+
+def summarize(result: RunResult, sessions: int, steps: int, concurrent: int) -> dict[str, Any]:
+    acked = [t for t in result.turns if t.acknowledged]
+    latencies = [t.latency for t in acked if t.latency is not None]
+    counts = Counter(tag for tags in result.stored.values() for tag in tags)
+    lost = [t.tag for t in acked if counts[t.tag] == 0]
+    duplicated = [tag for tag, c in counts.items() if c > 1]
+    errors = [f"{t.tag}: {t.error}" for t in result.turns if t.error]
+    return {
+        "replicas": result.replicas,
+        "sessions": sessions,
+        "steps_per_session": steps,
+        "concurrent_turns_per_session": concurrent,
+        "turns_requested": sessions * steps * concurrent,
+        "turns_acknowledged": len(acked),
+        "turns_retried": sum(t.retried for t in result.turns),
+        "turns_failed": len(errors),
+        "error_samples": errors[:8],
+        "wall_seconds": round(result.wall, 3),
+        "turns_per_second": round(len(acked) / result.wall, 2) if result.wall else 0.0,
+        "latency_p50_ms": round(percentile(latencies, 50) * 1000, 1),
+        "latency_p99_ms": round(percentile(latencies, 99) * 1000, 1),
+        "acknowledged_turns_lost": len(lost),
+        "turns_stored_twice": len(duplicated),
+        "duplicate_samples": duplicated[:8],
+        "cross_replica_reads_disagreeing": result.disagreeing_reads,
+        "read_errors": result.read_errors[:8],
+        "stores_read_across_replicas": ["sessions"],
+        "replica_fates": result.fates,
+        "connections_per_replica": result.served,
+    }
+
+
+def print_table(reports: list[dict[str, Any]]) -> None:
+    cols = [
+        ("replicas", "replicas"), ("turns ok", "turns_acknowledged"),
+        ("failed", "turns_failed"), ("retried", "turns_retried"),
+        ("turns/s", "turns_per_second"), ("p50 ms", "latency_p50_ms"),
+        ("p99 ms", "latency_p99_ms"), ("lost", "acknowledged_turns_lost"),
+        ("stored twice", "turns_stored_twice"),
+        ("reads disagree", "cross_replica_reads_disagreeing"),
+    ]  # fmt: skip
+    print(" | ".join(name for name, _ in cols) + " | fates")
+    for report in reports:
+        cells = [str(report[key]).rjust(len(name)) for name, key in cols]
+        print(" | ".join(cells) + " | " + ", ".join(report["replica_fates"]))
+    for report in reports:
+        for sample in report["error_samples"] + report["read_errors"]:
+            print(f"  {report['replicas']} replicas: {sample}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 0 when no acknowledged turn was lost or stored twice."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--replicas", default="1,2,3", help="Replica counts to run, e.g. 1,2,3.")
+    parser.add_argument("--sessions", type=int, default=24, help="Sessions in each run.")
+    parser.add_argument("--turns", type=int, default=5, help="Steps in each session.")
+    parser.add_argument("--concurrent", type=int, default=2, help="Turns sent at once per step.")
+    parser.add_argument(
+        "--kill", action="store_true", help="SIGKILL and SIGTERM replicas mid-load."
+    )
+    parser.add_argument("--session-store", help="A running loopback PostgreSQL URL to use.")
+    parser.add_argument("--max-seconds", type=float, default=240.0, help="Wall-time bound per run.")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Where to write JSON.")
+    args = parser.parse_args(argv)
+    try:
+        counts = [int(x) for x in args.replicas.split(",") if x.strip()]
+    except ValueError:
+        parser.error(f"--replicas {args.replicas!r}: give counts like 1,2,3")
+    if not counts or min(counts) < 1 or max(counts) > 8:
+        parser.error(f"--replicas {args.replicas!r}: counts from 1 to 8")
+    if min(args.sessions, args.turns, args.concurrent) < 1:
+        parser.error("--sessions, --turns and --concurrent must be at least 1")
+    if args.sessions * args.turns * args.concurrent > MAX_TURNS_RUN:
+        parser.error(f"at most {MAX_TURNS_RUN} turns in one run")
+
+    pg_dir = None
+    if args.session_store:
+        require_loopback(args.session_store)
+        store = args.session_store
+    else:
+        store, pg_dir = start_postgres()
+    reports = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="troupe-replicas-") as tmp:
+            for n in counts:
+                result = asyncio.run(
+                    run_once(
+                        n, store, Path(tmp), args.sessions, args.turns, args.concurrent,
+                        args.max_seconds, args.kill and n == max(counts),
+                    )
+                )  # fmt: skip
+                reports.append(summarize(result, args.sessions, args.turns, args.concurrent))
+    finally:
+        if pg_dir is not None:
+            stop_postgres(pg_dir)
+    print_table(reports)
+    payload = {
+        "runs": reports,
+        "session_store": "postgresql (.ci/postgres.sh)" if pg_dir else "postgresql (given)",
+        "model": "offline",
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    clean = all(
+        r["acknowledged_turns_lost"] == 0
+        and r["turns_stored_twice"] == 0
+        and r["cross_replica_reads_disagreeing"] == 0
+        for r in reports
+    )
+    return 0 if clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
