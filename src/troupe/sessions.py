@@ -34,6 +34,7 @@ from .paths import default_session_store as default_session_store
 from .runtime.events import steps
 from .runtime.session_lock import (
     FileGuard,
+    LockLimits,
     PostgresGuard,
     SessionTurns,
     StoreGuard,
@@ -79,8 +80,8 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parts.path[1:]) if parts.path.startswith("/") else Path(parts.path)
 
 
-def open_session_store(url: str) -> BaseSessionService:
-    """ADK's session service for ``url``.
+def open_session_store(url: str, limits: LockLimits | None = None) -> BaseSessionService:
+    """ADK's session service for ``url``; ``limits`` bound its turns' wait for a session.
 
     Raises:
         ConfigError: the URL is malformed, names a driver that is not
@@ -115,11 +116,11 @@ def open_session_store(url: str) -> BaseSessionService:
             f"session_store {redact(url)!r} cannot be used: {exc} Use one of: {_EXAMPLES}."
         ) from None
     # Turns on one session queue here, and across processes in the store.
-    attach_turns(service, SessionTurns(_turn_guard(url)))
+    attach_turns(service, SessionTurns(_turn_guard(url, limits), limits))
     return service
 
 
-def _turn_guard(url: str) -> StoreGuard | None:
+def _turn_guard(url: str, limits: LockLimits | None = None) -> StoreGuard | None:
     """The cross-process guard for the session store at ``url``, or None when there is none.
 
     PostgreSQL URLs get an advisory lock; SQLite files a lock file beside them
@@ -127,7 +128,7 @@ def _turn_guard(url: str) -> StoreGuard | None:
     process, where the in-process queue is enough.
     """
     if urlsplit(url).scheme.lower().startswith("postgres"):
-        return PostgresGuard(url)
+        return PostgresGuard(url, limits)
     file = sqlite_file(url)
     if file is None or str(file) in ("", ":memory:"):
         return None

@@ -32,6 +32,12 @@ from .mcp.entries import McpServerEntry
 from .options import TeamOptions, describe_errors
 from .paths import DATA_DIR_ENV, default_data_dir, default_session_store
 from .remote import RemoteAgentEntry
+from .runtime.lock_limits import (
+    DEFAULT_LEASE_S,
+    DEFAULT_POOL_SIZE,
+    DEFAULT_WAIT_S,
+    LockLimits,
+)
 from .workspace_config import distrust, lies_inside, trusted_by_flag, warn_ignored
 from .yaml_file import read_mapping
 
@@ -126,6 +132,24 @@ class Settings(TeamOptions):
         description="Session store URL (sqlite:///..., postgresql+asyncpg://..., memory://); "
         "empty means sessions.db in the data directory.",
     )
+    turn_lock_wait_s: float = Field(
+        default=DEFAULT_WAIT_S,
+        ge=0.1,
+        le=600,
+        description="Seconds a turn waits for its busy session before a 409 with Retry-After.",
+    )
+    turn_lock_lease_s: float = Field(
+        default=DEFAULT_LEASE_S,
+        ge=2,
+        le=3600,
+        description="Seconds a stalled replica keeps a session's PostgreSQL lock at most.",
+    )
+    session_lock_pool: int = Field(
+        default=DEFAULT_POOL_SIZE,
+        ge=1,
+        le=500,
+        description="PostgreSQL connections one process uses for session locks.",
+    )
     builtin_tools: bool = Field(default=True, description="Register troupe's built-in tools.")
     auth_token: str | None = Field(
         default=None, description="Bearer token `troupe serve` requires on every route."
@@ -155,6 +179,11 @@ class Settings(TeamOptions):
                 "as --data-dir"
             )
         return path
+
+    @property
+    def lock_limits(self) -> LockLimits:
+        """How turns wait for a session and how long a stalled holder keeps it."""
+        return LockLimits(self.turn_lock_wait_s, self.turn_lock_lease_s, self.session_lock_pool)
 
     def model_post_init(self, context: Any, /) -> None:
         self.workspace = self.workspace.expanduser().resolve()

@@ -89,7 +89,7 @@ class ChatSession:
         if persist:
             from ..sessions import open_session_store
 
-            service = open_session_store(settings.session_store)
+            service = open_session_store(settings.session_store, settings.lock_limits)
         assistant = Assistant(root, service, trace_store=traces)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy)

@@ -123,7 +123,7 @@ def _with_store(
     quiet_logs(False)
 
     async def run() -> T:
-        service = open_session_store(settings.session_store)
+        service = open_session_store(settings.session_store, settings.lock_limits)
         try:
             return await action(service)
         finally:

@@ -8,10 +8,21 @@ runner loads the session. :class:`SessionTurns` is that queue:
 * in this process, a first-come-first-served ``asyncio.Lock`` per
   (app, user, session);
 * across processes, a guard in the store itself: a PostgreSQL advisory lock
-  (``pg_try_advisory_lock`` on a connection held for the turn), or for a
-  SQLite file an exclusive ``flock`` on a lock file beside it. Both are
+  (``pg_try_advisory_lock`` on a pooled connection held for the turn), or for
+  a SQLite file an exclusive ``flock`` on a lock file beside it. Both are
   released by the server or the kernel when the holder dies, so a killed
   ``troupe chat`` never leaves a session locked.
+
+The wait is bounded: a turn that cannot take its session within ``wait_s``
+raises :class:`SessionBusyError` (``troupe serve`` answers 409 with
+``Retry-After``). On PostgreSQL a holder that stalls (a stopped or hung
+process, a dead host) loses the lock too: its connection runs with
+``idle_session_timeout`` set to the lease, and a live holder pings it every
+third of the lease, so the server ends the session of one that stopped
+pinging and drops its lock. A session-level advisory lock was kept over a
+lease row because PostgreSQL itself then releases the lock on every kind of
+holder death (process, connection, host via TCP keepalives), with no clock
+comparisons between machines and no sweeper.
 
 :class:`QueuedRunner` is ADK's ``Runner`` whose ``run_async`` waits its turn;
 :func:`session_turns` gives the queue a session service shares with every
@@ -41,6 +52,7 @@ from google.genai import types
 from typing_extensions import override
 
 from ..sandbox.private import private_dir
+from .lock_limits import LockLimits, SessionBusyError
 
 SessionKey = tuple[str, str, str]
 """(app name, user id, session id)."""
@@ -53,8 +65,13 @@ POLL_MAX_S = 0.1
 class StoreGuard(Protocol):
     """The cross-process half of the queue: a lock kept in or beside the store."""
 
-    def hold(self, key: SessionKey) -> contextlib.AbstractAsyncContextManager[None]:
-        """Wait until no other process runs a turn on ``key``, and keep it so."""
+    def hold(
+        self, key: SessionKey, deadline: float
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """Wait until no other process runs a turn on ``key``, and keep it so.
+
+        Raises :class:`TimeoutError` when ``deadline`` (loop time) passes first.
+        """
         ...
 
     async def close(self) -> None:
@@ -66,11 +83,18 @@ def _digest(key: SessionKey) -> bytes:
     return hashlib.blake2b("\0".join(key).encode("utf-8"), digest_size=8).digest()
 
 
-async def _poll(attempt: Callable[[], Awaitable[bool]]) -> None:
-    """Call ``attempt`` until it returns True, sleeping a little longer each time."""
+async def _poll(attempt: Callable[[], Awaitable[bool]], deadline: float) -> None:
+    """Call ``attempt`` until it returns True, sleeping a little longer each time.
+
+    Raises :class:`TimeoutError` once the loop's clock passes ``deadline``.
+    """
+    loop = asyncio.get_running_loop()
     delay = POLL_FIRST_S
     while not await attempt():
-        await asyncio.sleep(delay)
+        left = deadline - loop.time()
+        if left <= 0:
+            raise TimeoutError
+        await asyncio.sleep(min(delay, left))
         delay = min(delay * 2, POLL_MAX_S)
 
 
@@ -86,7 +110,7 @@ class FileGuard:
         self.folder = folder
 
     @contextlib.asynccontextmanager
-    async def hold(self, key: SessionKey) -> AsyncIterator[None]:
+    async def hold(self, key: SessionKey, deadline: float) -> AsyncIterator[None]:
         import fcntl
 
         private_dir(self.folder)
@@ -107,7 +131,7 @@ class FileGuard:
             return False
 
         try:
-            await _poll(attempt)
+            await _poll(attempt, deadline)
             yield
         finally:
             if fd >= 0:
@@ -120,42 +144,115 @@ class FileGuard:
 
 
 class PostgresGuard:
-    """A session-level advisory lock on a connection of its own, held for the turn.
+    """A session-level advisory lock on a pooled connection, held for the turn.
 
-    Lock connections come from a separate engine without a pool, so a turn
-    waiting for its lock never takes a connection the running turns need.
+    Lock connections come from an engine of their own whose pool holds at most
+    ``limits.pool_size`` connections: a turn waiting for its lock borrows one
+    only for each try, so waiting turns never hold a connection each, and the
+    turns running never wait behind them for the session store's connections.
+    Every lock connection runs with ``idle_session_timeout`` at the lease and
+    TCP keepalives, and its holder pings it while the turn runs, so the lock
+    of a holder that stalls or dies is dropped by the server within the lease.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, limits: LockLimits | None = None) -> None:
         self.url = url
+        self.limits = limits or LockLimits()
         self._engine: Any = None
 
     def _engine_for_loop(self) -> Any:
         if self._engine is None:
             from sqlalchemy.ext.asyncio import create_async_engine
-            from sqlalchemy.pool import NullPool
 
-            self._engine = create_async_engine(self.url, poolclass=NullPool)
+            lease_ms = int(self.limits.lease_s * 1000)
+            self._engine = create_async_engine(
+                self.url,
+                pool_size=self.limits.pool_size,
+                max_overflow=0,
+                pool_pre_ping=True,  # the server ends idle pooled connections too
+                connect_args={
+                    "server_settings": {
+                        "idle_session_timeout": str(lease_ms),
+                        "tcp_keepalives_idle": "5",
+                        "tcp_keepalives_interval": "2",
+                        "tcp_keepalives_count": "3",
+                        "application_name": "troupe-session-lock",
+                    }
+                },
+            )
         return self._engine
 
     @contextlib.asynccontextmanager
-    async def hold(self, key: SessionKey) -> AsyncIterator[None]:
+    async def hold(self, key: SessionKey, deadline: float) -> AsyncIterator[None]:
         from sqlalchemy import text
 
         number = int.from_bytes(_digest(key), "big", signed=True)
-        conn = await self._engine_for_loop().connect()
-        try:
+        engine = self._engine_for_loop()
+        loop = asyncio.get_running_loop()
+        held: Any = None
 
-            async def attempt() -> bool:
+        async def attempt() -> bool:
+            nonlocal held
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            async with asyncio.timeout(left):
+                conn = await engine.connect()
+            try:
                 taken = await conn.scalar(text("SELECT pg_try_advisory_lock(:n)"), {"n": number})
                 await conn.commit()
-                return bool(taken)
+            except BaseException:
+                await conn.invalidate()
+                await conn.close()
+                raise
+            if taken:
+                held = conn
+                return True
+            await conn.close()  # back to the pool for the next try
+            return False
 
-            await _poll(attempt)
+        await _poll(attempt, deadline)
+        in_query = asyncio.Event()
+        heartbeat = asyncio.create_task(self._ping(held, in_query))
+        try:
             yield
         finally:
-            # Without a pool, closing the connection ends its server session,
-            # which drops every advisory lock it held.
+            heartbeat.cancel()
+            broken = in_query.is_set()  # cut off mid-query: the connection's state is unknown
+            try:
+                await heartbeat
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # the server ended the connection (the lease ran out)
+                broken = True
+            await self._release(held, number, broken=broken)
+
+    async def _ping(self, conn: Any, in_query: asyncio.Event) -> None:
+        """Keep the holder's connection busy enough that the server does not end it."""
+        from sqlalchemy import text
+
+        while True:
+            await asyncio.sleep(self.limits.lease_s / 3)
+            in_query.set()
+            await conn.execute(text("SELECT 1"))
+            await conn.commit()
+            in_query.clear()
+
+    async def _release(self, conn: Any, number: int, *, broken: bool) -> None:
+        from sqlalchemy import text
+
+        if not broken:
+            try:
+                await conn.scalar(text("SELECT pg_advisory_unlock(:n)"), {"n": number})
+                await conn.commit()
+                await conn.close()
+                return
+            except Exception:  # the connection is gone; so is its lock
+                pass
+        # Ending the connection ends its server session and every lock it held.
+        with contextlib.suppress(Exception):
+            await conn.invalidate()
+        with contextlib.suppress(Exception):
             await conn.close()
 
     async def close(self) -> None:
@@ -177,8 +274,9 @@ class _Slot:
 class SessionTurns:
     """The queue of turns for every session of one store."""
 
-    def __init__(self, guard: StoreGuard | None = None) -> None:
+    def __init__(self, guard: StoreGuard | None = None, limits: LockLimits | None = None) -> None:
         self.guard = guard
+        self.limits = limits or LockLimits()
         self._slots: dict[tuple[asyncio.AbstractEventLoop, SessionKey], _Slot] = {}
 
     @contextlib.asynccontextmanager
@@ -187,7 +285,11 @@ class SessionTurns:
 
         Code already inside this session's turn (the same task or one it
         started) passes straight through, so a turn may run several runner
-        calls (a retry, a re-route) inside it.
+        calls (a retry, a re-route) inside it. Waiting, in this process and
+        for other processes together, is bounded by ``limits.wait_s``.
+
+        Raises:
+            SessionBusyError: the session stayed busy for the whole wait.
         """
         key = (app_name, user_id, session_id)
         held = _HELD.get()
@@ -197,21 +299,36 @@ class SessionTurns:
         slot_key = (asyncio.get_running_loop(), key)
         slot = self._slots.setdefault(slot_key, _Slot())
         slot.users += 1
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.wait_s
         try:
-            async with slot.lock:
+            try:
+                await asyncio.wait_for(slot.lock.acquire(), self.limits.wait_s)
+            except TimeoutError:
+                raise self._busy(session_id) from None
+            try:
                 token = _HELD.set(held | {key})
                 try:
                     if self.guard is None:
                         yield
                     else:
-                        async with self.guard.hold(key):
+                        async with contextlib.AsyncExitStack() as stack:
+                            try:
+                                await stack.enter_async_context(self.guard.hold(key, deadline))
+                            except TimeoutError:
+                                raise self._busy(session_id) from None
                             yield
                 finally:
                     _forget(token, held)
+            finally:
+                slot.lock.release()
         finally:
             slot.users -= 1
             if slot.users == 0:
                 self._slots.pop(slot_key, None)
+
+    def _busy(self, session_id: str) -> SessionBusyError:
+        return SessionBusyError(session_id, self.limits.wait_s, self.limits.retry_after_s)
 
     async def close(self) -> None:
         """Release the guard's connections."""

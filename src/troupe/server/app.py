@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.apps import App
@@ -37,6 +37,7 @@ from ..errors import ConfigError
 from ..remote import check_remote_agents
 from ..runtime.app import DEFAULT_APP_NAME
 from ..runtime.app import build_app as build_runtime_app
+from ..runtime.lock_limits import SessionBusyError
 from ..runtime.session_lock import QueuedRunner
 from ..runtime.tracing import TraceStore
 from ..sandbox.private import private_dir
@@ -161,7 +162,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     troupe_app = build_runtime_app(
         root, name=APP_NAME, trace_store=TraceStore(settings.data_dir / "traces.db")
     )
-    service = open_session_store(settings.session_store)
+    service = open_session_store(settings.session_store, settings.lock_limits)
     services: dict[str, Any] = {
         "session_service": service,
         "artifact_service": InMemoryArtifactService(),
@@ -229,6 +230,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         **extra,
     )
     _add_probes(app, root, service)
+    app.add_exception_handler(SessionBusyError, _session_busy)
     app.add_middleware(CloseBrowserOnDelete)
     if a2a_app is not None:
         app.mount(A2A_PREFIX, a2a_app)
@@ -266,6 +268,16 @@ def _queued(server_cls: type[Any]) -> type[Any]:
 
     QueuedServer.__name__ = f"Queued{server_cls.__name__}"
     return QueuedServer
+
+
+async def _session_busy(request: Request, exc: Exception) -> JSONResponse:
+    """409 for a turn whose session stayed busy for the whole wait, with when to retry."""
+    retry = exc.retry_after_s if isinstance(exc, SessionBusyError) else 1
+    return JSONResponse(
+        {"detail": str(exc), "retry_after_s": retry},
+        status_code=409,
+        headers={"Retry-After": str(retry)},
+    )
 
 
 def _add_probes(app: FastAPI, root: BaseAgent, service: BaseSessionService) -> None:
