@@ -15,7 +15,8 @@ With ``--kill`` the largest run kills one replica with SIGKILL a third of the
 way in and stops another with SIGTERM two thirds in (it drains). A turn whose
 connection broke is retried once, with the same ``Idempotency-Key``, through
 the proxy (so on another replica): the report counts the turns lost (acknowledged,
-not stored) and duplicated (one request stored twice).
+not stored), duplicated (one request stored twice) and interrupted (the retry
+found the turn cut off by the crash, closed and not replayed: 409).
 
     python bench/replicas.py                           # 1, 2, 3 replicas
     python bench/replicas.py --replicas 3 --sessions 6 --turns 4 --kill
@@ -135,6 +136,8 @@ class Turn:
     latency: float | None = None
     acknowledged: bool = False
     retried: bool = False
+    interrupted: bool = False
+    """The retry found the turn cut off by a crash, closed and not replayed (409)."""
     error: str | None = None
 
 
@@ -223,6 +226,10 @@ async def send_turn(client: httpx.AsyncClient, base: str, turn: Turn, deadline: 
             turn.error = f"HTTP {reply.status_code}"
             turn.retried = True
             continue
+        if reply.status_code == 409 and "interrupted" in reply.text:
+            turn.interrupted = True
+            turn.error = None
+            return
         if reply.status_code != 200:
             turn.error = f"HTTP {reply.status_code}: {reply.text[:160]}"
             return
@@ -359,6 +366,7 @@ def summarize(result: RunResult, sessions: int, steps: int, concurrent: int) -> 
         "turns_requested": sessions * steps * concurrent,
         "turns_acknowledged": len(acked),
         "turns_retried": sum(t.retried for t in result.turns),
+        "turns_interrupted_and_closed": sum(t.interrupted for t in result.turns),
         "turns_failed": len(errors),
         "error_samples": errors[:8],
         "wall_seconds": round(result.wall, 3),
@@ -380,6 +388,7 @@ def print_table(reports: list[dict[str, Any]]) -> None:
     cols = [
         ("replicas", "replicas"), ("turns ok", "turns_acknowledged"),
         ("failed", "turns_failed"), ("retried", "turns_retried"),
+        ("interrupted", "turns_interrupted_and_closed"),
         ("turns/s", "turns_per_second"), ("p50 ms", "latency_p50_ms"),
         ("p99 ms", "latency_p99_ms"), ("lost", "acknowledged_turns_lost"),
         ("stored twice", "turns_stored_twice"),

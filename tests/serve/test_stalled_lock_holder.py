@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from troupe_servers import ServerFactory, ServerProcess
+from troupe_servers import ServerFactory, ServerProcess, run_body
 
 pytestmark = pytest.mark.serve
 
@@ -29,15 +29,6 @@ WAIT_S = 2.0
 LEASE_S = 3.0
 SLACK_S = 3.0
 """Room for a loaded 2-CPU machine on top of each configured bound."""
-
-
-def _body(session_id: str, text: str) -> dict[str, object]:
-    return {
-        "app_name": "troupe",
-        "user_id": "u",
-        "session_id": session_id,
-        "new_message": {"role": "user", "parts": [{"text": text}]},
-    }
 
 
 def _two_replicas(servers: ServerFactory, tmp_path: Path) -> tuple[ServerProcess, ServerProcess]:
@@ -65,7 +56,7 @@ async def _start_slow_turn(
     )
     assert created.status_code == 200, created.text
     return asyncio.create_task(
-        client.post(f"{holder.url}/run", json=_body(sid, "run `cat slow.fifo`"))
+        client.post(f"{holder.url}/run", json=run_body(sid, "run `cat slow.fifo`"))
     )
 
 
@@ -82,7 +73,8 @@ def test_a_stopped_lock_holder_blocks_its_session_no_longer_than_the_bound(
             # The holder has the session once the other replica is refused.
             refused = None
             for _ in range(40):
-                reply = await client.post(f"{other.url}/run", json=_body(sid, "run `echo probe`"))
+                probe = run_body(sid, "run `echo probe`")
+                reply = await client.post(f"{other.url}/run", json=probe)
                 if reply.status_code == 409:
                     refused = reply
                     break
@@ -98,7 +90,7 @@ def test_a_stopped_lock_holder_blocks_its_session_no_longer_than_the_bound(
                 while time.monotonic() - stopped_at < LEASE_S + WAIT_S + SLACK_S:
                     asked = time.monotonic()
                     reply = await client.post(
-                        f"{other.url}/run", json=_body(sid, "run `echo after`")
+                        f"{other.url}/run", json=run_body(sid, "run `echo after`")
                     )
                     assert time.monotonic() - asked < WAIT_S + SLACK_S
                     if reply.status_code == 200:
@@ -134,13 +126,13 @@ def test_a_live_holder_keeps_its_session_past_the_lease(
             statuses = []
             # Well past the lease, the running turn still has the session.
             while time.monotonic() - started < 2 * LEASE_S + WAIT_S:
-                reply = await client.post(f"{other.url}/run", json=_body(sid, "run `echo x`"))
+                reply = await client.post(f"{other.url}/run", json=run_body(sid, "run `echo x`"))
                 statuses.append(reply.status_code)
             assert statuses[-1] == 409, statuses
             await asyncio.to_thread(fifo.write_text, "released\n")
             finished = await slow
             assert finished.status_code == 200 and "released" in finished.text
-            after = await client.post(f"{other.url}/run", json=_body(sid, "run `echo after`"))
+            after = await client.post(f"{other.url}/run", json=run_body(sid, "run `echo after`"))
             assert after.status_code == 200 and "after" in after.text
 
     asyncio.run(scenario())

@@ -130,3 +130,13 @@ def serving_operator(root: Path, workspace: Path, token: str) -> Iterator[Server
         )  # fmt: skip
     finally:
         factory.stop_all()
+
+
+def run_body(session_id: str, text: str, user_id: str = "u") -> dict[str, object]:
+    """The JSON of a ``/run`` request sending ``text`` on ``session_id`` of app troupe."""
+    return {
+        "app_name": "troupe",
+        "user_id": user_id,
+        "session_id": session_id,
+        "new_message": {"role": "user", "parts": [{"text": text}]},
+    }

@@ -40,12 +40,14 @@ from ..runtime.app import build_app as build_runtime_app
 from ..runtime.lock_limits import SessionBusyError
 from ..runtime.session_lock import QueuedRunner
 from ..runtime.tracing import TraceStore
+from ..runtime.turn_records import TurnRecords
 from ..sandbox.private import private_dir
 from ..sessions import close_session_store, open_session_store, probe_session_store, redact
 from ..settings import Settings
 from ..tree import TroupeAgent, build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
 from .browser_scopes import CloseBrowserOnDelete
+from .idempotency import IdempotentRuns
 
 logger = logging.getLogger("troupe.server")
 
@@ -163,6 +165,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         root, name=APP_NAME, trace_store=TraceStore(settings.data_dir / "traces.db")
     )
     service = open_session_store(settings.session_store, settings.lock_limits)
+    turn_records = TurnRecords(settings.session_store)
     services: dict[str, Any] = {
         "session_service": service,
         "artifact_service": InMemoryArtifactService(),
@@ -196,6 +199,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
                 yield
             finally:
                 await close_shared_browser()
+                await turn_records.close()
                 await close_session_store(service)
 
     server_cls: Any
@@ -232,6 +236,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     _add_probes(app, root, service)
     app.add_exception_handler(SessionBusyError, _session_busy)
     app.add_middleware(CloseBrowserOnDelete)
+    app.add_middleware(IdempotentRuns, service=service, records=turn_records, default_app=APP_NAME)
     if a2a_app is not None:
         app.mount(A2A_PREFIX, a2a_app)
     if settings.auth_token:
