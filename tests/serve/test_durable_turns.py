@@ -106,3 +106,24 @@ def test_a_turn_cut_off_by_kill_9_is_closed_as_interrupted_not_replayed(
     assert [a["id"] for a in answers] == [calls[0]["id"]]
     assert answers[0]["response"]["interrupted"] is True
     assert after.status_code == 200 and "next" in after.text
+
+
+def test_a_retried_streamed_turn_gets_its_stored_stream_and_runs_no_tool_again(
+    servers: ServerFactory,
+) -> None:
+    server = servers.start()
+    sid = f"sse-{uuid.uuid4().hex[:8]}"
+    with httpx.Client(base_url=server.url, timeout=60.0) as client:
+        client.post("/apps/troupe/users/u/sessions", json={"session_id": sid}).raise_for_status()
+        body = {**run_body(sid, "run `echo streamed`"), "streaming": False}
+        headers = {"Idempotency-Key": "sse-1"}
+        first = client.post("/run_sse", json=body, headers=headers)
+        again = client.post("/run_sse", json=body, headers=headers)
+        session = client.get(f"/apps/troupe/users/u/sessions/{sid}").json()
+    assert first.status_code == again.status_code == 200
+    assert first.headers["content-type"].startswith("text/event-stream")
+    assert again.headers["content-type"].startswith("text/event-stream")
+    assert "streamed" in first.text and again.text == first.text
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    commands = [c["args"].get("command") for c in _calls(session["events"], "functionCall")]
+    assert commands == ["echo streamed"]

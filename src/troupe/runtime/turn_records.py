@@ -57,7 +57,7 @@ class TurnRecords:
     """The rows, in a database the session store URL names, or in memory."""
 
     def __init__(self, url: str | None) -> None:
-        self.url = _async_url(url) if url else None
+        self.url = async_database_url(url) if url else None
         self._engine: Any = None
         self._memory: dict[str, TurnRecord] = {}
 
@@ -125,8 +125,8 @@ class TurnRecords:
             await engine.dispose()
 
 
-def _async_url(url: str) -> str | None:
-    """The async SQLAlchemy URL of a session store, or None for ``memory://``."""
+def async_database_url(url: str) -> str | None:
+    """The async SQLAlchemy URL of a session store's database, or None for ``memory://``."""
     scheme = url.split("://", 1)[0].lower()
     if scheme in ("sqlite", "sqlite+aiosqlite"):
         return "sqlite+aiosqlite://" + url.split("://", 1)[1]

@@ -16,6 +16,7 @@ from google.adk.runners import Runner
 from .. import __version__
 from ..errors import ConfigError
 from ..routing.capabilities import capability_list
+from ..runtime.turn_records import async_database_url
 from ..tree import agent_tools
 
 if TYPE_CHECKING:
@@ -98,13 +99,32 @@ def build_agent_card(root: BaseAgent, *, url: str, bearer: bool) -> Any:
     return card
 
 
-def build_a2a_app(root: BaseAgent, runner: Runner, *, url: str, bearer: bool) -> Starlette:
+def build_a2a_app(
+    root: BaseAgent, runner: Runner, *, url: str, bearer: bool, task_store: Any = None
+) -> Starlette:
     """ADK's ``to_a2a`` Starlette app for ``root``, running on ``runner``.
 
     The caller mounts it at :data:`A2A_PREFIX` and runs its lifespan (which
-    attaches the routes).
+    attaches the routes). ``task_store`` keeps the A2A tasks (None: in memory).
     """
     card = build_agent_card(root, url=url, bearer=bearer)
     from google.adk.a2a.utils.agent_to_a2a import to_a2a
 
-    return to_a2a(root, agent_card=card, runner=runner)
+    return to_a2a(root, agent_card=card, runner=runner, task_store=task_store)
+
+
+def database_task_store(session_store: str) -> tuple[Any, Any] | None:
+    """A2A tasks in the session store's database: (task store, engine to dispose).
+
+    Every replica on one PostgreSQL (or processes on one SQLite file) then
+    sees the same tasks. None for ``memory://``, whose tasks stay in memory.
+    """
+    database = async_database_url(session_store)
+    if database is None:
+        return None
+    from a2a.server.tasks import DatabaseTaskStore
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(database)
+    # a2a-sdk's own table, "tasks" (another name makes a new model class per app).
+    return DatabaseTaskStore(engine), engine

@@ -174,16 +174,21 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     }
 
     a2a_app = None
+    task_engine: Any = None
     open_paths = set(OPEN_PATHS)
     if options.a2a:
-        from .a2a import A2A_PREFIX, CARD_PATH, build_a2a_app
+        from .a2a import A2A_PREFIX, CARD_PATH, build_a2a_app, database_task_store
 
         runner = QueuedRunner(app=troupe_app, **services)
+        tasks = database_task_store(settings.session_store)
+        if tasks is not None:
+            task_engine = tasks[1]
         a2a_app = build_a2a_app(
             root,
             runner,
             url=f"{options.base_url}{A2A_PREFIX}/",
             bearer=bool(settings.auth_token),
+            task_store=tasks[0] if tasks is not None else None,
         )
         # The card says what the agent can do and how to authenticate, so it
         # is public, as the A2A specification expects.
@@ -200,6 +205,8 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
             finally:
                 await close_shared_browser()
                 await turn_records.close()
+                if task_engine is not None:
+                    await task_engine.dispose()
                 await close_session_store(service)
 
     server_cls: Any

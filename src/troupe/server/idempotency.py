@@ -1,6 +1,6 @@
-"""``Idempotency-Key`` on ``/run``: a retried request gets the stored outcome, never a rerun.
+"""``Idempotency-Key`` on ``/run`` and ``/run_sse``: a retry gets the stored outcome.
 
-For a ``POST /run`` carrying the header, the middleware takes the session's
+For a ``POST /run`` or ``/run_sse`` carrying the header, the middleware takes the session's
 turn lock (the same one the runner takes, so the turn runs inside it), then
 looks the key up in :class:`~troupe.runtime.turn_records.TurnRecords`:
 
@@ -11,7 +11,10 @@ looks the key up in :class:`~troupe.runtime.turn_records.TurnRecords`:
   the lock), so its unanswered tool calls are closed as interrupted and the
   client gets 409 saying so; ``interrupted`` rows answer the same.
 
-Requests without the header pass through untouched.
+The response is passed on as it comes (``/run_sse`` keeps streaming) and
+kept; a replay sends it whole. Because the session's lock is taken before the
+response starts, a busy session gets a plain 409 with ``Retry-After`` on
+``/run_sse`` too. Requests without the header pass through untouched.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from ..runtime.turn_records import (
 )
 
 HEADER = b"idempotency-key"
+MEDIA_TYPES = {"/run": b"application/json", "/run_sse": b"text/event-stream"}
+"""The keyed paths, and the media type of their stored responses."""
 MAX_KEY_CHARS = 200
 
 
@@ -57,7 +62,8 @@ class IdempotentRuns:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         key = _header(scope)
-        if key is None or scope.get("method") != "POST" or scope.get("path") != "/run":
+        path = scope.get("path")
+        if key is None or scope.get("method") != "POST" or path not in MEDIA_TYPES:
             await self.app(scope, receive, send)
             return
         if not key or len(key) > MAX_KEY_CHARS:
@@ -76,7 +82,7 @@ class IdempotentRuns:
             async with session_turns(self.service).hold(app_name, user_id, session_id):
                 record = await self.records.get(row)
                 if record is not None and record.state == DONE and record.response is not None:
-                    await _send(send, 200, record.response.encode(), replayed=True)
+                    await _send(send, 200, record.response.encode(), MEDIA_TYPES[path], True)
                     return
                 if record is not None and record.state in (RUNNING, INTERRUPTED):
                     closed = await close_dangling(self.service, app_name, user_id, session_id)
@@ -84,12 +90,12 @@ class IdempotentRuns:
                     await _send(send, 409, interrupted_reply(closed).encode())
                     return
                 await self.records.put(row, session_id, TurnRecord(RUNNING))
-                status, payload = await _capture(self.app, scope, _replay(body, receive))
+                status, payload = await _pass_on(self.app, scope, _replay(body, receive), send)
                 if status == 200:
-                    await self.records.put(row, session_id, TurnRecord(DONE, payload.decode()))
+                    text = payload.decode("utf-8", errors="replace")
+                    await self.records.put(row, session_id, TurnRecord(DONE, text))
                 else:
                     await self.records.forget(row)
-                await _send(send, status, payload)
         except SessionBusyError as exc:
             await _json(
                 send,
@@ -132,23 +138,31 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _capture(app: ASGIApp, scope: Scope, receive: Receive) -> tuple[int, bytes]:
+async def _pass_on(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> tuple[int, bytes]:
+    """Run ``app``, sending its response on as it comes; return its status and body."""
     status = 500
     chunks: list[bytes] = []
 
-    async def capture(message: Message) -> None:
+    async def keep(message: Message) -> None:
         nonlocal status
         if message["type"] == "http.response.start":
             status = int(message["status"])
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
+        await send(message)
 
-    await app(scope, receive, capture)
+    await app(scope, receive, keep)
     return status, b"".join(chunks)
 
 
-async def _send(send: Send, status: int, body: bytes, *, replayed: bool = False) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+async def _send(
+    send: Send,
+    status: int,
+    body: bytes,
+    media_type: bytes = b"application/json",
+    replayed: bool = False,
+) -> None:
+    headers = [(b"content-type", media_type), (b"content-length", str(len(body)).encode())]
     if replayed:
         headers.append((b"idempotent-replayed", b"true"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
