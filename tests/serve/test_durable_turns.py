@@ -70,6 +70,7 @@ def test_a_turn_cut_off_by_kill_9_is_closed_as_interrupted_not_replayed(
     session_url = f"/apps/troupe/users/u/sessions/{sid}"
 
     async def scenario() -> tuple[httpx.Response, dict[str, Any], httpx.Response]:
+        """Returns the retry's reply, the session after the next turn, the next turn's reply."""
         async with httpx.AsyncClient(timeout=60.0) as client:
             created = await client.post(
                 f"{doomed.url}/apps/troupe/users/u/sessions", json={"session_id": sid}
@@ -90,22 +91,28 @@ def test_a_turn_cut_off_by_kill_9_is_closed_as_interrupted_not_replayed(
             os.kill(doomed.proc.pid, signal.SIGKILL)
             with pytest.raises(httpx.HTTPError):
                 await slow
+            # The session's next turn, on another replica, closes the cut-off one.
+            after = await client.post(
+                f"{other.url}/run",
+                json=run_body(sid, "run `echo next`"),
+                headers={"Idempotency-Key": "next-1"},
+            )
+            session = (await client.get(f"{other.url}{session_url}")).json()
             retry = await client.post(
                 f"{other.url}/run", json=run_body(sid, "run `cat slow.fifo`"), headers=headers
             )
-            session = (await client.get(f"{other.url}{session_url}")).json()
-            after = await client.post(f"{other.url}/run", json=run_body(sid, "run `echo next`"))
             return retry, session, after
 
     retry, session, after = asyncio.run(scenario())
+    assert after.status_code == 200 and "next" in after.text
+    # The retry of the cut-off turn is told so, and runs nothing.
     assert retry.status_code == 409, retry.text
     assert "interrupted" in retry.json()["detail"] and "not replayed" in retry.json()["detail"]
     calls = _calls(session["events"], "functionCall")
     answers = _calls(session["events"], "functionResponse")
-    assert [c["args"]["command"] for c in calls] == ["cat slow.fifo"]  # ran once, not again
-    assert [a["id"] for a in answers] == [calls[0]["id"]]
-    assert answers[0]["response"]["interrupted"] is True
-    assert after.status_code == 200 and "next" in after.text
+    assert [c["args"]["command"] for c in calls] == ["cat slow.fifo", "echo next"]
+    assert [a["id"] for a in answers] == [calls[0]["id"], calls[1]["id"]]
+    assert answers[0]["response"]["interrupted"] is True  # closed before the next turn ran
 
 
 def test_a_retried_streamed_turn_gets_its_stored_stream_and_runs_no_tool_again(

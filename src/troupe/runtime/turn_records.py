@@ -34,7 +34,7 @@ INTERRUPTED_RESULT = {
 
 _DDL = (
     "CREATE TABLE IF NOT EXISTS troupe_turns ("
-    " turn_key VARCHAR(64) PRIMARY KEY, session_id VARCHAR(256) NOT NULL,"
+    " turn_key VARCHAR(64) PRIMARY KEY, session_id TEXT NOT NULL,"
     " state VARCHAR(16) NOT NULL, response TEXT, updated_at DOUBLE PRECISION NOT NULL)"
 )
 
@@ -45,6 +45,13 @@ class TurnRecord:
 
     state: str
     response: str | None = None
+    session: str = ""
+    """The session's id (kept with in-memory rows; the table has its own column)."""
+
+
+def session_scope(app_name: str, user_id: str, session_id: str) -> str:
+    """What the rows name a session by: session ids are unique per app and user only."""
+    return json.dumps([app_name, user_id, session_id])
 
 
 def turn_key(app_name: str, user_id: str, session_id: str, idempotency_key: str) -> str:
@@ -88,7 +95,7 @@ class TurnRecords:
 
     async def put(self, key: str, session_id: str, record: TurnRecord) -> None:
         if self.url is None:
-            self._memory[key] = record
+            self._memory[key] = TurnRecord(record.state, record.response, session_id)
             return
         from sqlalchemy import text
 
@@ -108,6 +115,20 @@ class TurnRecords:
                 ),
                 params,
             )
+
+    async def running_in(self, session_id: str) -> list[str]:
+        """Keys of the session's turns recorded as running."""
+        if self.url is None:
+            rows = self._memory.items()
+            return [k for k, r in rows if r.state == RUNNING and r.session == session_id]
+        from sqlalchemy import text
+
+        async with await self._conn() as conn:
+            rows = await conn.execute(
+                text("SELECT turn_key FROM troupe_turns WHERE session_id = :s AND state = :st"),
+                {"s": session_id, "st": RUNNING},
+            )
+            return [row[0] for row in rows]
 
     async def forget(self, key: str) -> None:
         """Drop the row of a turn that did not run (refused), so a retry runs it."""
@@ -142,7 +163,8 @@ async def close_dangling(
 
     Returns how many calls were closed. The answer is an explicit event in the
     session, so the model (and a reader of the history) sees the call was cut
-    off, and the call is never run again.
+    off, and the call is never run again. Long-running calls (an approval the
+    user has not given yet) are waiting, not cut off, and stay open.
     """
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
@@ -154,6 +176,8 @@ async def close_dangling(
     for event in list(session.events):
         for call in event.get_function_calls():
             if call.id is None or call.id in answered:
+                continue
+            if call.id in (event.long_running_tool_ids or ()):
                 continue
             response = types.FunctionResponse(
                 id=call.id, name=call.name, response=dict(INTERRUPTED_RESULT)

@@ -11,6 +11,10 @@ looks the key up in :class:`~troupe.runtime.turn_records.TurnRecords`:
   the lock), so its unanswered tool calls are closed as interrupted and the
   client gets 409 saying so; ``interrupted`` rows answer the same.
 
+Any keyed turn first closes the session's other turns still recorded
+``running`` the same way, so a turn cut off by a crash is closed on the next
+keyed turn of its session even when the client never retries it.
+
 The response is passed on as it comes (``/run_sse`` keeps streaming) and
 kept; a replay sends it whole. Because the session's lock is taken before the
 response starts, a busy session gets a plain 409 with ``Retry-After`` on
@@ -35,6 +39,7 @@ from ..runtime.turn_records import (
     TurnRecords,
     close_dangling,
     interrupted_reply,
+    session_scope,
     turn_key,
 )
 
@@ -78,22 +83,24 @@ class IdempotentRuns:
             await self.app(scope, _replay(body, receive), send)  # ADK names what is wrong
             return
         row = turn_key(app_name, user_id, session_id, key)
+        scope_id = session_scope(app_name, user_id, session_id)
         try:
             async with session_turns(self.service).hold(app_name, user_id, session_id):
+                await self._close_interrupted(app_name, user_id, session_id, row)
                 record = await self.records.get(row)
                 if record is not None and record.state == DONE and record.response is not None:
                     await _send(send, 200, record.response.encode(), MEDIA_TYPES[path], True)
                     return
                 if record is not None and record.state in (RUNNING, INTERRUPTED):
                     closed = await close_dangling(self.service, app_name, user_id, session_id)
-                    await self.records.put(row, session_id, TurnRecord(INTERRUPTED))
+                    await self.records.put(row, scope_id, TurnRecord(INTERRUPTED))
                     await _send(send, 409, interrupted_reply(closed).encode())
                     return
-                await self.records.put(row, session_id, TurnRecord(RUNNING))
+                await self.records.put(row, scope_id, TurnRecord(RUNNING))
                 status, payload = await _pass_on(self.app, scope, _replay(body, receive), send)
                 if status == 200:
                     text = payload.decode("utf-8", errors="replace")
-                    await self.records.put(row, session_id, TurnRecord(DONE, text))
+                    await self.records.put(row, scope_id, TurnRecord(DONE, text))
                 else:
                     await self.records.forget(row)
         except SessionBusyError as exc:
@@ -103,6 +110,21 @@ class IdempotentRuns:
                 {"detail": str(exc), "retry_after_s": exc.retry_after_s},
                 retry_after=exc.retry_after_s,
             )
+
+    async def _close_interrupted(
+        self, app_name: str, user_id: str, session_id: str, keep: str
+    ) -> None:
+        """Close the session's other turns still recorded running: their process died.
+
+        Called with the session's lock held, so no live process runs them.
+        """
+        scope_id = session_scope(app_name, user_id, session_id)
+        others = [k for k in await self.records.running_in(scope_id) if k != keep]
+        if not others:
+            return
+        await close_dangling(self.service, app_name, user_id, session_id)
+        for other in others:
+            await self.records.put(other, scope_id, TurnRecord(INTERRUPTED))
 
 
 def _header(scope: Scope) -> str | None:
