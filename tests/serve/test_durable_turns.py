@@ -134,3 +134,28 @@ def test_a_retried_streamed_turn_gets_its_stored_stream_and_runs_no_tool_again(
     assert again.headers.get("Idempotent-Replayed") == "true"
     commands = [c["args"].get("command") for c in _calls(session["events"], "functionCall")]
     assert commands == ["echo streamed"]
+
+
+def test_without_sqlalchemy_keyed_turns_and_a2a_tasks_stay_in_the_process(
+    servers: ServerFactory, tmp_path: Path
+) -> None:
+    """``troupe[a2a]`` without the ``postgres`` extra has no SQLAlchemy: SQLite still serves."""
+    blocker = tmp_path / "no_sqlalchemy"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\nsys.modules['sqlalchemy'] = None\n", encoding="utf-8"
+    )
+    path = os.pathsep.join(p for p in (str(blocker), os.environ.get("PYTHONPATH")) if p)
+    server = servers.start("--a2a", env={"PYTHONPATH": path})
+    sid = f"nosa-{uuid.uuid4().hex[:8]}"
+    with httpx.Client(base_url=server.url, timeout=60.0) as client:
+        client.post("/apps/troupe/users/u/sessions", json={"session_id": sid}).raise_for_status()
+        headers = {"Idempotency-Key": "k"}
+        first = client.post("/run", json=run_body(sid, "hello"), headers=headers)
+        again = client.post("/run", json=run_body(sid, "hello"), headers=headers)
+        message = {"role": "ROLE_USER", "messageId": uuid.uuid4().hex, "parts": [{"text": "hi"}]}
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        sent = client.post("/a2a/", json=rpc, headers={"A2A-Version": "1.0"})
+    assert first.status_code == again.status_code == 200
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert sent.status_code == 200 and "TASK_STATE_COMPLETED" in sent.text

@@ -15,6 +15,7 @@ them in the process.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import time
 from dataclasses import dataclass
@@ -147,13 +148,26 @@ class TurnRecords:
 
 
 def async_database_url(url: str) -> str | None:
-    """The async SQLAlchemy URL of a session store's database, or None for ``memory://``."""
+    """The async SQLAlchemy URL of a session store's database, or None to keep rows in memory.
+
+    None for ``memory://``, and for SQLite without SQLAlchemy (it comes with
+    the ``postgres`` extra; a PostgreSQL store cannot be opened without it).
+    """
+    if not _has_sqlalchemy():
+        return None
     scheme = url.split("://", 1)[0].lower()
     if scheme in ("sqlite", "sqlite+aiosqlite"):
         return "sqlite+aiosqlite://" + url.split("://", 1)[1]
     if scheme.startswith("postgres"):
         return url
     return None
+
+
+def _has_sqlalchemy() -> bool:
+    try:
+        return importlib.util.find_spec("sqlalchemy") is not None
+    except ValueError:  # set to None in sys.modules: import blocked
+        return False
 
 
 async def close_dangling(
