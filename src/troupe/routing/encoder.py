@@ -102,7 +102,7 @@ def _blas_limited() -> Any:
     around the encoder: other numpy users of the process keep their pools."""
     global _controller
     if _controller is None:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
         _controller = ThreadpoolController()  # scans the loaded libraries once
     return _controller.limit(limits=ENCODER_BLAS_THREADS, user_api="blas")
