@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,13 +189,20 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_load(
-    base: str, sessions: int, turns: int, max_seconds: float, prefix: str
+    base: str,
+    sessions: int,
+    turns: int,
+    max_seconds: float,
+    prefix: str,
+    on_ready: Callable[[], None] | None = None,
 ) -> tuple[list[SessionResult], float]:
     """All sessions at once; returns their results and the wall time of the turns."""
     limits = httpx.Limits(max_connections=sessions + 8, max_keepalive_connections=sessions + 8)
     timeout = httpx.Timeout(max_seconds, connect=30.0)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
         await wait_ready(client, base)
+        if on_ready is not None:
+            on_ready()  # the server's start-up CPU is not a turn's
         deadline = time.monotonic() + max_seconds
         start = time.perf_counter()
         results = await asyncio.gather(
@@ -238,6 +246,16 @@ def summarize(
     }
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """utime+stime of a process and its waited-for children, from /proc (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def print_table(report: dict[str, Any]) -> None:
     """The report as a two-column table."""
     rows = [
@@ -260,6 +278,9 @@ def print_table(report: dict[str, Any]) -> None:
     width = max(len(k) for k, _ in rows)
     print(f"{'metric'.ljust(width)} | value")
     print(f"{'-' * width}-+-{'-' * 24}")
+    if "server_cpu_ms_per_turn" in report:
+        rows.append(("server CPU per turn", f"{report['server_cpu_ms_per_turn']:.1f} ms"))
+        rows.append(("turns/s per core", f"{report['turns_per_cpu_second']} turns/s"))
     for key, value in rows:
         print(f"{key.ljust(width)} | {value}")
     for sample in report["error_samples"]:
@@ -292,10 +313,26 @@ def main(argv: list[str] | None = None) -> int:
             base = f"http://127.0.0.1:{port}"
             server = start_server(Path(tmp), port, args.session_store)
             store = args.session_store or "sqlite (sessions.db in a temp data dir)"
+        cpu_before: list[float | None] = [None]
+        cpu_after = None
+
+        def mark_ready() -> None:
+            if server is not None:
+                cpu_before[0] = process_cpu_seconds(server.pid)
+
         try:
             results, wall = asyncio.run(
-                run_load(base, args.sessions, args.turns, args.max_seconds, f"load{os.getpid()}")
+                run_load(
+                    base,
+                    args.sessions,
+                    args.turns,
+                    args.max_seconds,
+                    f"load{os.getpid()}",
+                    mark_ready,
+                )
             )
+            if server is not None:
+                cpu_after = process_cpu_seconds(server.pid)
         finally:
             if server is not None:
                 server.terminate()
@@ -307,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
             log = (Path(tmp) / "server.log").read_text(encoding="utf-8", errors="replace")
             print("server log (last 60 lines):", *log.splitlines()[-60:], sep="\n", file=sys.stderr)
     report = summarize(results, wall, args.sessions, args.turns, store)
+    if cpu_before[0] is not None and cpu_after is not None and report["turns_ok"]:
+        cpu = cpu_after - cpu_before[0]
+        report["server_cpu_ms_per_turn"] = round(cpu / report["turns_ok"] * 1000, 1)
+        report["turns_per_cpu_second"] = round(report["turns_ok"] / cpu, 1) if cpu else None
     print_table(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
