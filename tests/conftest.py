@@ -29,6 +29,7 @@ def isolated_environment(
     real provider keys."""
     data_dir = tmp_path_factory.mktemp("troupe-data")
     monkeypatch.setenv("TROUPE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     monkeypatch.setenv("TROUPE_MODEL", "offline")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     # Most tests script the orchestrator's first model call, so they run with the

@@ -16,6 +16,7 @@ from troupe.routing.encoder import UniversalSentenceEncoder
 from troupe.routing.fastpath import FastPath
 from troupe.routing.phrase_cache import PhraseCache
 from troupe.routing.router import AgentProfile, Router
+from troupe.settings import load_settings
 from troupe.tree import TroupeAgent
 
 TEAM = [AgentProfile.build("operator", texts=["Runs shell commands."], keywords=["run"])]
@@ -112,13 +113,54 @@ def test_the_real_encoder_preloads_once_and_then_encodes() -> None:
     assert encoder.cache_id.startswith("use-multilingual-v3/")
 
 
-async def test_a_tree_with_the_router_keeps_phrase_vectors_in_the_data_dir(
-    isolated_environment: Path,
-) -> None:
-    root = build_agent_tree(Config(model="offline", router="auto"))
+async def _route_once(config: Config) -> None:
+    root = build_agent_tree(config)
     assert isinstance(root, TroupeAgent) and root.troupe_router is not None
-
     router = await root.troupe_router.router()
     router.decide("list the files")
 
-    assert list((isolated_environment / "router-cache").glob("*.npy"))
+
+async def test_the_library_keeps_phrase_vectors_where_it_is_told(tmp_path: Path) -> None:
+    await _route_once(Config(model="offline", router="auto", router_cache_dir=tmp_path / "rc"))
+
+    assert list((tmp_path / "rc").glob("*.npy"))
+
+
+async def test_the_library_writes_no_phrase_cache_unless_told(
+    isolated_environment: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    await _route_once(Config(model="offline", router="auto"))
+
+    assert not list(tmp_path.rglob("*.npy"))
+    assert not list(isolated_environment.rglob("*.npy"))
+
+
+async def test_a_configured_data_dir_holds_the_cli_phrase_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TROUPE_DATA_DIR")
+    config = tmp_path / "troupe.yaml"
+    config.write_text("data_dir: mine\nbuiltin_tools: false\n", encoding="utf-8")
+
+    (tmp_path / "ws").mkdir()
+    await _route_once(
+        load_settings(config_path=config, workspace=tmp_path / "ws", router="auto").config
+    )
+
+    assert list((tmp_path / "mine" / "router-cache").glob("*.npy"))
+
+
+async def test_without_a_data_dir_the_cli_phrase_cache_is_in_the_xdg_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TROUPE_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+    await _route_once(load_settings(workspace=tmp_path, router="auto").config)
+
+    assert list((tmp_path / "cache" / "troupe" / "router-cache").glob("*.npy"))
+    assert not list((tmp_path / "data").rglob("*.npy"))

@@ -77,6 +77,11 @@ class Config(TeamOptions):
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Settings read from a config file for later features."
     )
+    router_cache_dir: Path | None = Field(
+        default=None,
+        description="Folder where the router keeps its phrase vectors between runs; "
+        "None keeps them in memory only, so the library writes nowhere it was not told to.",
+    )
 
     def __init__(self, **options: Any) -> None:
         try:

@@ -8,6 +8,8 @@ from pathlib import Path
 DATA_DIR_ENV = "TROUPE_DATA_DIR"
 SESSIONS_FILE = "sessions.db"
 """The default session store's file in the data directory."""
+ROUTER_CACHE_DIR = "router-cache"
+"""The router's phrase-vector cache folder (in the cache or the data directory)."""
 
 
 def default_data_dir() -> Path:
@@ -15,6 +17,12 @@ def default_data_dir() -> Path:
     if env := os.environ.get(DATA_DIR_ENV):
         return Path(env).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "troupe"
+
+
+def default_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/troupe, else ~/.cache/troupe: files troupe can always rebuild."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "troupe"
 
 

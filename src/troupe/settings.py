@@ -23,14 +23,27 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
 
 from .builtins._process import check_pass_env
 from .builtins.shell_policy import compile_deny_list
 from .errors import ConfigError
 from .mcp.entries import McpServerEntry
 from .options import TeamOptions, describe_errors
-from .paths import DATA_DIR_ENV, default_data_dir, default_session_store
+from .paths import (
+    DATA_DIR_ENV,
+    ROUTER_CACHE_DIR,
+    default_cache_dir,
+    default_data_dir,
+    default_session_store,
+)
 from .remote import RemoteAgentEntry
 from .runtime.lock_limits import (
     DEFAULT_LEASE_S,
@@ -167,6 +180,8 @@ class Settings(TeamOptions):
         default_factory=BrowserSection, description="Hosts the navigator may load."
     )
 
+    _data_dir_named: bool = PrivateAttr(default=False)
+
     @field_validator("data_dir")
     @classmethod
     def _a_directory(cls, path: Path) -> Path:
@@ -181,11 +196,20 @@ class Settings(TeamOptions):
         return path
 
     @property
+    def router_cache_dir(self) -> Path:
+        """The router's phrase-vector cache: inside the data directory when the user
+        named one (config, ``--data-dir`` or ``TROUPE_DATA_DIR``), else the XDG cache."""
+        if self._data_dir_named or os.environ.get(DATA_DIR_ENV):
+            return self.data_dir / ROUTER_CACHE_DIR
+        return default_cache_dir() / ROUTER_CACHE_DIR
+
+    @property
     def lock_limits(self) -> LockLimits:
         """How turns wait for a session and how long a stalled holder keeps it."""
         return LockLimits(self.turn_lock_wait_s, self.turn_lock_lease_s, self.session_lock_pool)
 
     def model_post_init(self, context: Any, /) -> None:
+        self._data_dir_named = "data_dir" in self.model_fields_set
         self.workspace = self.workspace.expanduser().resolve()
         self.data_dir = self.data_dir.expanduser()
         if not self.session_store:
@@ -214,6 +238,7 @@ class Settings(TeamOptions):
         )
         return self.config_over(tools).model_copy(
             update={
+                "router_cache_dir": self.router_cache_dir,
                 "remote_agents": build_remote_agents(self.remote_agents),
                 "mcp_servers": [
                     entry.to_server(workspace=self.workspace, data_dir=self.data_dir)

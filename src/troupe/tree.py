@@ -25,7 +25,6 @@ from .mcp import McpPlan, place_servers, plan_servers
 from .models.keys import configured_key
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
-from .paths import default_data_dir
 from .routing.capabilities import capability_description, capability_list
 from .routing.fastpath import FastPath
 from .routing.instructions import (
@@ -36,7 +35,7 @@ from .routing.instructions import (
     effective_rounds,
 )
 from .routing.partition import partition_tools
-from .routing.phrase_cache import CACHE_DIR_NAME, PhraseCache
+from .routing.phrase_cache import PhraseCache
 from .routing.repair import AgentNameResolver
 from .routing.router import DEFAULT_THRESHOLD, RouteDecision
 from .runtime.approvals import ask_about_effect, describe_effect, effect_changed, refusal
@@ -304,7 +303,7 @@ def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEn
         entries,
         threshold=DEFAULT_THRESHOLD if config.router_threshold is None else config.router_threshold,
         on_decision=record,
-        cache=PhraseCache(default_data_dir() / CACHE_DIR_NAME),
+        cache=None if config.router_cache_dir is None else PhraseCache(config.router_cache_dir),
     )
     fast.preload()  # the encoder loads while the rest of the start-up runs
     # Run as the first plugin of the App (troupe.runtime.app.build_app).

@@ -178,3 +178,52 @@ def test_the_token_environment_variable_wins_over_the_file(
     config.write_text("auth_token: from-the-file\n", encoding="utf-8")
     monkeypatch.setenv("TROUPE_AUTH_TOKEN", "from-the-env")
     assert load_settings(config_path=config).auth_token == "from-the-env"
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "Bearer"])
+def test_the_bearer_scheme_is_accepted_in_any_case(client: TestClient, scheme: str) -> None:
+    response = client.get("/list-apps", headers={"Authorization": f"{scheme} {TOKEN}"})
+    assert response.status_code == 200
+
+
+def test_another_scheme_with_the_right_token_is_refused(client: TestClient) -> None:
+    response = client.get("/list-apps", headers={"Authorization": f"Basic {TOKEN}"})
+    assert response.status_code == 401
+
+
+def test_a_browser_without_the_token_is_sent_to_the_login_page(client: TestClient) -> None:
+    response = client.get("/dev-ui/", headers={"Accept": "text/html"}, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/login?next=/dev-ui/"
+    page = client.get(response.headers["location"])
+    assert page.status_code == 200 and "<form" in page.text
+
+
+def test_logging_in_with_the_token_sets_a_cookie_the_api_accepts(client: TestClient) -> None:
+    response = client.post(
+        "/login", data={"token": TOKEN, "next": "/list-apps"}, follow_redirects=False
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == "/list-apps"
+    cookie = response.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert TOKEN not in cookie  # a digest of the token, never the token itself
+    assert client.get("/list-apps").json() == ["troupe"]  # the client keeps the cookie
+
+
+def test_a_wrong_token_at_the_login_page_sets_no_cookie(client: TestClient) -> None:
+    response = client.post("/login", data={"token": "guess"}, follow_redirects=False)
+    assert response.status_code == 401
+    assert "set-cookie" not in response.headers
+    assert client.get("/list-apps").status_code == 401
+
+
+def test_a_forged_cookie_is_refused(client: TestClient) -> None:
+    client.cookies.set("troupe_session", TOKEN)
+    assert client.get("/list-apps").status_code == 401
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/x", "javascript:x"])
+def test_the_login_page_never_redirects_off_the_server(client: TestClient, target: str) -> None:
+    response = client.post("/login", data={"token": TOKEN, "next": target}, follow_redirects=False)
+    assert response.headers["location"] == "/dev-ui/"

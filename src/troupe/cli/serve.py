@@ -127,7 +127,12 @@ def run_server(
         console.print(escape(f"  web UI:   {base}/dev-ui/"))
     if a2a:
         console.print(escape(f"  A2A card: {base}/a2a/.well-known/agent-card.json"))
-    console.print(f"  auth:     {'bearer token required' if settings.auth_token else 'none'}")
+    if settings.auth_token:
+        console.print(
+            escape(f"  auth:     bearer token required (browsers log in at {base}/login)")
+        )
+    else:
+        console.print("  auth:     none")
     uvicorn.run(
         api,
         host=host,

@@ -3,8 +3,8 @@
 After the encoder's own load, encoding a tree's phrases (descriptions,
 capabilities, keywords, tool descriptions, the greeting and general-question
 examples) is most of the router's start-up work, and the result only changes
-when the phrases or the encoder do. So the vectors are kept in the data
-directory, one file per encoder version and list of phrases (its name is a
+when the phrases or the encoder do. So the vectors are kept in the cache
+(or the configured data) directory, one file per encoder version and list of phrases (its name is a
 SHA-256 of both), readable and writable by the owner only. A file that cannot
 be read or does not fit is ignored and written again; a cache that cannot be
 written is skipped with a warning: the router works without it.
@@ -26,9 +26,6 @@ import numpy as np
 from ..sandbox.private import private_dir
 
 logger = logging.getLogger("troupe.router")
-
-CACHE_DIR_NAME = "router-cache"
-"""The cache's folder inside the data directory."""
 
 
 @dataclass(frozen=True)
