@@ -560,3 +560,21 @@ def _processes_running(argv: list[str]) -> list[int]:
             except OSError:
                 continue  # the process ended while we looked
     return found
+
+
+async def test_the_router_names_a_server_whose_tools_it_could_not_list(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from troupe.routing.fastpath import agent_profile
+
+    broken = McpServer(
+        name="broken", command=sys.executable, args=[FAKE_SERVER, "--fail"], prefix="fs_"
+    )
+    root = build_agent_tree(Config(mcp_servers=[broken]))
+    operator = next(a for a in root.sub_agents if a.name == "operator")
+
+    with caplog.at_level(logging.WARNING, logger="troupe.router"):
+        await agent_profile(operator, None)
+
+    assert "could not list the tools of MCP server 'broken'" in caplog.text
+    assert " object at 0x" not in caplog.text

@@ -297,3 +297,23 @@ def test_builtin_topologies_are_shipped_as_data_files() -> None:
     names = {p.name for p in (resources.files("troupe") / "topologies").iterdir()}
     assert {"default.yaml", "classic.yaml"} <= names
     assert troupe.CLASSIC_TOPOLOGY.aliases["memory-manager"] == "memory_manager"
+
+
+def test_troupe_tree_says_which_agent_was_left_out_and_why(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from troupe.cli.app import app
+
+    topology = write(tmp_path, GOOD_TOPOLOGY)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = CliRunner().invoke(
+        app, ["tree", "--topology", str(topology), "--workspace", str(workspace)]
+    )
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    painter = [line for line in lines if "agent 'painter' left out" in line]
+    assert painter == ["agent 'painter' left out: no tool's name starts with paint_ or canvas_"]
+    assert any("agent 'composer' left out" in line for line in lines)
+    assert not any("'critic' left out" in line for line in lines)

@@ -140,3 +140,27 @@ def test_rich_markup_in_an_error_message_is_printed_as_written(tmp_path: Path) -
         code, out = _chat(tmp_path, fake)
     assert code == 1, out
     assert "bad key [bold]sk-x[/bold] [link=x]" in unwrapped(out)
+
+
+def test_a_rate_limit_that_outlasts_the_retries_is_one_line_naming_model_and_fix(
+    tmp_path: Path,
+) -> None:
+    with serve([failure(429, "Rate limit reached for requests")] * 8) as fake:
+        code, out = _chat(tmp_path, fake)
+    assert code == 1, out
+    lines = unwrapped(out).split("turn failed:")[1:]
+    assert len(lines) == 1, out
+    line = lines[0]
+    assert "'local-model' (openai)" in line or f"'{MODEL}'" in line, line
+    assert "HTTP 429 (rate limited by the provider): Rate limit reached" in line
+    assert "fallback_model" in line
+    assert "litellm.RateLimitError" not in out and "OpenAIException" not in out, out
+
+
+def test_a_model_error_stays_on_one_line_in_an_80_column_terminal(tmp_path: Path) -> None:
+    reason = "no such key here, " * 12  # far wider than 80 columns
+    with serve([failure(401, reason)]) as fake:
+        code, out = _chat(tmp_path, fake)
+    assert code == 1, out
+    [line] = [line for line in out.splitlines() if "turn failed:" in line]
+    assert reason.strip() in line

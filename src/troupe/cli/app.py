@@ -27,6 +27,8 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from google.adk.agents.base_agent import BaseAgent
+
     from ..config import Config
     from ..mcp import McpServerReport
 
@@ -108,6 +110,23 @@ def tree(
         console.print(
             f"[yellow]navigator tools not registered:[/] {escape(no_browser)}", soft_wrap=True
         )
+    for line in _left_out(settings.config, root):
+        console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True)
+
+
+def _left_out(config: Config, root: BaseAgent) -> list[str]:
+    """A sentence for each agent of the topology that is not in the tree, and why."""
+    if not config.multi_agent:
+        return []
+    from ..topology import resolve_topology
+
+    present = {agent.name for agent in root.sub_agents}
+    return [
+        f"agent {spec.name!r} left out: no tool's name starts with "
+        f"{' or '.join(spec.prefixes) or '(no prefixes)'}"
+        for spec in resolve_topology(config.topology).agents
+        if spec.name not in present
+    ]
 
 
 def _mcp_reports(config: Config, *, start: bool) -> list[McpServerReport]:

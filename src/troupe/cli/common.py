@@ -39,5 +39,5 @@ def quiet_logs(verbose: bool) -> None:
 
 def fail(exc: BaseException | str) -> typer.Exit:
     """Print ``exc`` as one escaped error line; the caller raises the returned Exit (code 2)."""
-    err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
     return typer.Exit(code=2)

@@ -66,7 +66,8 @@ def render_step(console: Console, step: Step) -> None:
         reason = step.text.strip()
         if step.author != "troupe" and step.author not in reason:
             reason = f"{step.author}: {reason}"
-        console.print(f"[bold red]turn failed:[/] {escape(reason)}")
+        # One line at any width: a wrapped error reads as several.
+        console.print(f"[bold red]turn failed:[/] {escape(reason)}", soft_wrap=True)
     else:
         console.print(f"{who}: {escape(step.text.strip())}")
 

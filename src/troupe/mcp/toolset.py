@@ -243,6 +243,9 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             )
             self._troupe_claims = claims if claims is not None else ToolClaims()
 
+        def __repr__(self) -> str:
+            return f"MCP server {self.troupe_placement.server.name!r}"
+
         async def get_tools(
             self, readonly_context: ReadonlyContext | None = None
         ) -> list[BaseTool]:

@@ -58,8 +58,24 @@ _FIX = {
     401: "check api_key or api_key_env in troupe.yaml, or the provider's key variable",
     403: "check the key's permissions and the model name",
     404: "check the model name and api_base",
+    429: "wait and retry, lower the request rate, or set fallback_model in troupe.yaml",
+    500: "retry later, or set fallback_model in troupe.yaml",
+    502: "retry later, or set fallback_model in troupe.yaml",
+    503: "retry later, or set fallback_model in troupe.yaml",
+    504: "retry later, or set fallback_model in troupe.yaml",
 }
-_PROVIDER_NOISE = re.compile(r"^(litellm\.\w+:\s*)?(\w+Error:\s*)?(\w+Exception\s*-\s*)?")
+TRANSIENT_STATUS = {
+    429: "rate limited by the provider",
+    500: "the provider's server failed",
+    502: "the provider's gateway failed",
+    503: "the provider is overloaded or down",
+    504: "the provider timed out",
+}
+"""Statuses retried before they are reported, with what they mean."""
+# google-genai's client, which ADK uses for bare Gemini names, says this when no
+# key variable is set.
+_GOOGLE_NO_KEY = re.compile(r"No API key was provided|API key must be set", re.IGNORECASE)
+_PROVIDER_NOISE = re.compile(r"^(?:(?:litellm\.\w+|\w+Error|\w+Exception)\s*[:-]\s*)*")
 
 
 def permanent_status(error: BaseException) -> int | None:
@@ -74,15 +90,40 @@ def permanent_status(error: BaseException) -> int | None:
 
 
 def describe_model_error(error: BaseException) -> str | None:
-    """One line for a model error no retry can fix, naming the fix; None for others."""
-    status = permanent_status(error)
-    if status is None:
-        return None
+    """One line for a failed model call, naming the model, the provider and the fix.
+
+    None for an error that is not a model provider's (troupe's own, a tool's).
+    """
+    said = _first_line(error)
+    if _GOOGLE_NO_KEY.search(said):
+        status, fix = 401, "set GOOGLE_API_KEY (or GEMINI_API_KEY), or use Vertex AI"
+    else:
+        found = permanent_status(error)
+        if found is None and is_transient(error):
+            found = status_of(error)
+        if found is None:
+            return None
+        status = found
+        fix = _FIX.get(status, "check the model name, api_base and the request")
+    who = _model_and_provider(error)
+    meaning = PERMANENT_STATUS.get(status) or TRANSIENT_STATUS.get(status, "the request failed")
+    return f"{who} failed with HTTP {status} ({meaning}): {said[:300]}; {fix}."
+
+
+def _first_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    said = _PROVIDER_NOISE.sub("", lines[0]) if lines else ""
-    fix = _FIX.get(status, "check the model name, api_base and the request")
-    meaning = PERMANENT_STATUS.get(status, "the request was refused")
-    return f"model request failed with HTTP {status} ({meaning}): {said[:300]}; {fix}."
+    return _PROVIDER_NOISE.sub("", lines[0]) if lines else type(error).__name__
+
+
+def _model_and_provider(error: BaseException) -> str:
+    """'model request to gpt-4o-mini (openai)' from what LiteLLM's errors carry."""
+    model = getattr(error, "model", None)
+    provider = getattr(error, "llm_provider", None)
+    if isinstance(model, str) and model:
+        if isinstance(provider, str) and provider and not model.startswith(f"{provider}/"):
+            return f"model request to {model!r} ({provider})"
+        return f"model request to {model!r}"
+    return "model request"
 
 
 def status_of(error: BaseException) -> int | None:

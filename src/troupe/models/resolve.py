@@ -8,6 +8,7 @@ rule-based stand-in.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -17,9 +18,12 @@ from google.adk.models.base_llm import BaseLlm
 
 from ..errors import ConfigError
 from .keys import keyless_placeholder
+from .known import did_you_mean
 from .offline import OFFLINE_MODEL_NAME, OfflineModel
 
 ModelLike = str | BaseLlm
+
+logger = logging.getLogger("troupe.models")
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,16 @@ def resolve_model(
     if isinstance(model, BaseLlm):
         return model
     name = (model or default_model_name()).strip()
+    if name.endswith("/"):
+        raise ConfigError(
+            f"Model {name!r} names a provider but no model; write provider/model, "
+            "e.g. openai/gpt-4o-mini or ollama_chat/llama3.2."
+        )
+    if api_base is None and (guess := did_you_mean(name)):
+        # A warning, not a refusal: LiteLLM's list lags behind the providers.
+        logger.warning(
+            "model %r is not in LiteLLM's list of known models; did you mean %r?", name, guess
+        )
     for provider in PROVIDERS:
         if re.fullmatch(provider.pattern, name):
             return provider.build(name, api_base, api_key)

@@ -80,7 +80,7 @@ async def _listed_tools(toolset: BaseToolset) -> list[BaseTool]:
     try:
         return list(await asyncio.wait_for(toolset.get_tools(), MCP_LIST_TIMEOUT_S))
     except Exception as exc:  # the router works without them
-        logger.warning("router: could not list the tools of %r: %s", toolset, exc)
+        logger.warning("router: could not list the tools of %r: %s", toolset, exc or type(exc))
         return []
 
 
