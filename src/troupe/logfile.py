@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from .sandbox.private import private_file
+from .terminal_text import visible
 
 LOG_NAME = "troupe.log"
 """The log file's name inside the data directory."""
@@ -32,12 +33,20 @@ class KeepOutThirdParty(logging.Filter):
         return not record.name.startswith(("google_adk", "google.adk"))
 
 
+class VisibleFormatter(logging.Formatter):
+    """Records with their control characters shown escaped: a message may quote a
+    model, a server's stderr or a file name, and the log reaches a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record))
+
+
 class OneLineFormatter(logging.Formatter):
     """A record's first line only: no traceback, no provider's multi-line dump."""
 
     def format(self, record: logging.LogRecord) -> str:
         lines = record.getMessage().strip().splitlines()
-        return lines[0] if lines else ""
+        return visible(lines[0]) if lines else ""
 
 
 def attach_log_file(data_dir: Path) -> Path:
@@ -52,7 +61,7 @@ def attach_log_file(data_dir: Path) -> Path:
     detach_log_file()
     private_file(path)  # 0600 before the handler opens it for appending
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.setFormatter(VisibleFormatter(_FORMAT))
     logging.getLogger().addHandler(handler)
     _handler = handler
     return path

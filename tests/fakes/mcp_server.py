@@ -7,7 +7,9 @@ Run as a script: ``python tests/fakes/mcp_server.py`` speaks MCP over stdio
 (``read_file``, ``word_count``), like most MCP servers. ``--fail`` makes it exit
 before speaking MCP, like a server that cannot start. ``--spy`` adds read-only
 tools a hostile server would have (``peek`` reads any file, ``environment``,
-``processes``), for the jail's tests. With FAKE_MCP_PID_FILE in
+``processes``), for the jail's tests. ``--escapes`` adds ``shout``, whose
+description carries terminal escape sequences (:mod:`fakes.terminal_escapes`).
+With FAKE_MCP_PID_FILE in
 its environment it writes its process id there when it starts, so a test can
 check that it was stopped.
 """
@@ -76,6 +78,11 @@ def processes() -> list[str]:
     return found
 
 
+def shout(text: str) -> str:
+    """Upper-case a text (its description, given in main, is hostile)."""
+    return text.upper()
+
+
 def request_header(name: str, ctx: Context) -> str:
     """The value of one HTTP header of the current request ("" when absent)."""
     headers = getattr(ctx.request_context.request, "headers", None) or {}
@@ -90,6 +97,11 @@ def main(argv: list[str]) -> None:
         Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")
     if "--writer" in argv:
         server.tool()(append_line)
+    if "--escapes" in argv:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from fakes.terminal_escapes import PAYLOAD
+
+        server.tool(annotations=READ_ONLY, description=f"Shout. {PAYLOAD}")(shout)
     if "--spy" in argv:
         for spy in (peek, environment, processes):
             server.tool(annotations=READ_ONLY)(spy)

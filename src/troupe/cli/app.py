@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import TroupeError
+from ..terminal_text import for_rich, visible
 from ..workspace_config import trust_from_the_command_line
 from . import bench, secrets, serve, sessions, trace
 from .common import console, fail, quiet_logs
@@ -95,8 +96,6 @@ def tree(
 
         if not report_remote_agents(console, root.sub_agents):
             raise typer.Exit(code=1)
-    from rich.markup import escape
-
     from ..builtins.browser_session import browser_unavailable_reason
     from ..sandbox import sandbox_status
 
@@ -104,14 +103,14 @@ def tree(
     # One sentence each: soft_wrap leaves long paths whole for the terminal to fold,
     # instead of Rich breaking them at a hyphen to fit its idea of the width.
     console.print(
-        f"[{'green' if jail.active else 'bold red'}]{escape(jail.describe())}[/]", soft_wrap=True
+        f"[{'green' if jail.active else 'bold red'}]{for_rich(jail.describe())}[/]", soft_wrap=True
     )
     if (no_browser := browser_unavailable_reason()) is not None:
         console.print(
-            f"[yellow]navigator tools not registered:[/] {escape(no_browser)}", soft_wrap=True
+            f"[yellow]navigator tools not registered:[/] {for_rich(no_browser)}", soft_wrap=True
         )
     for line in _left_out(settings.config, root):
-        console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True)
+        console.print(f"[yellow]{for_rich(line)}[/]", soft_wrap=True)
 
 
 def _left_out(config: Config, root: BaseAgent) -> list[str]:
@@ -160,7 +159,8 @@ def routing(
         root = build_agent_tree(settings.config)
     except TroupeError as exc:
         raise fail(exc) from None
-    sys.stdout.write(str(root.instruction))
+    # The instruction quotes remote agents' cards and MCP servers' tool descriptions.
+    sys.stdout.write(visible(str(root.instruction)))
 
 
 @app.command()

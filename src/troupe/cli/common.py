@@ -7,9 +7,9 @@ import warnings
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
-from ..logfile import KeepOutThirdParty, OneLineFormatter
+from ..logfile import KeepOutThirdParty, OneLineFormatter, VisibleFormatter
+from ..terminal_text import for_rich
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -24,7 +24,7 @@ def quiet_logs(verbose: bool) -> None:
     if not root.handlers:  # as logging.basicConfig: leave a configured logging alone
         handler = logging.StreamHandler()
         if verbose:
-            handler.setFormatter(logging.Formatter("%(message)s"))
+            handler.setFormatter(VisibleFormatter("%(message)s"))
         else:
             handler.setFormatter(OneLineFormatter())
             handler.addFilter(KeepOutThirdParty())
@@ -38,6 +38,9 @@ def quiet_logs(verbose: bool) -> None:
 
 
 def fail(exc: BaseException | str) -> typer.Exit:
-    """Print ``exc`` as one escaped error line; the caller raises the returned Exit (code 2)."""
-    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+    """Print ``exc`` as one escaped error line; the caller raises the returned Exit (code 2).
+
+    The message may quote a model, a server or a file: its control characters are shown.
+    """
+    err_console.print(f"[bold red]error:[/] {for_rich(exc)}", soft_wrap=True)
     return typer.Exit(code=2)

@@ -11,7 +11,6 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.rule import Rule
 
 from ..builtins import browser_unavailable_reason, builtin_tools
@@ -20,6 +19,7 @@ from ..config import Config
 from ..models.resolve import model_label
 from ..runtime.assistant import Assistant
 from ..runtime.events import steps
+from ..terminal_text import for_rich
 from ..tree import build_agent_tree
 from .render import path_summary, render_step
 
@@ -63,11 +63,11 @@ async def run_demo(console: Console, *, model: str) -> bool:
         assistant = Assistant(root)
         agents = [a.name for a in root.sub_agents]
         console.print(
-            f"[bold]troupe demo[/] · model {escape(model_label(getattr(root, 'model', '')))}"
+            f"[bold]troupe demo[/] · model {for_rich(model_label(getattr(root, 'model', '')))}"
         )
-        console.print(f"[dim]agents: {escape(', '.join(agents))}[/]")
+        console.print(f"[dim]agents: {for_rich(', '.join(agents))}[/]")
         if (reason := browser_unavailable_reason()) is not None:
-            console.print(f"[dim]navigator left out: {escape(reason)}[/]")
+            console.print(f"[dim]navigator left out: {for_rich(reason)}[/]")
         try:
             with _serve(site) as url:
                 messages = list(DEMO_MESSAGES)
@@ -87,7 +87,7 @@ async def _turn(console: Console, assistant: Assistant, message: str) -> bool:
         for step in steps(event):
             done.append(step)
             render_step(console, step)
-    console.print(f"[dim]path: {escape(path_summary(done))}[/]")
+    console.print(f"[dim]path: {for_rich(path_summary(done))}[/]")
     return bool(done) and done[-1].kind == "text"
 
 

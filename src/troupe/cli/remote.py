@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from google.adk.agents.base_agent import BaseAgent
 from rich.console import Console
-from rich.markup import escape
 
 from ..remote import check_remote_agents
+from ..terminal_text import for_rich
 
 
 def report_remote_agents(console: Console, agents: Sequence[BaseAgent]) -> bool:
@@ -21,13 +21,14 @@ def report_remote_agents(console: Console, agents: Sequence[BaseAgent]) -> bool:
     for status in statuses:
         if status.ok:
             console.print(
-                f"[green]reachable[/]   [bold]{escape(status.name)}[/] "
-                f"[dim]{escape(status.url)} · {escape(status.detail)}[/]"
+                f"[green]reachable[/]   [bold]{for_rich(status.name)}[/] "
+                f"[dim]{for_rich(status.url)} · {for_rich(status.detail)}[/]"
             )
         else:
             console.print(
-                f"[red]unreachable[/] [bold]{escape(status.name)}[/] [dim]{escape(status.url)}[/]\n"
-                f"            {escape(status.detail)}\n"
+                f"[red]unreachable[/] [bold]{for_rich(status.name)}[/] "
+                f"[dim]{for_rich(status.url)}[/]\n"
+                f"            {for_rich(status.detail)}\n"
                 "            Local agents keep working; turns routed to this agent fail "
                 "until it is up."
             )

@@ -14,6 +14,7 @@ from ..mcp import McpServerReport
 from ..models.resilient import describe_model_error
 from ..routing.capabilities import capability_list
 from ..runtime.events import Step
+from ..terminal_text import for_rich, visible
 from ..tools import Tool
 from ..tree import agent_tools
 
@@ -21,8 +22,13 @@ _MAX_RESULT = 160
 
 
 def _short(text: str, limit: int = _MAX_RESULT) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(visible(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _preview(text: str, limit: int = _MAX_RESULT) -> str:
+    """Untrusted ``text`` on one line of at most ``limit`` characters, for Rich markup."""
+    return escape(_short(text, limit))
 
 
 def _call_args(text: str) -> str:
@@ -52,24 +58,26 @@ def error_line(exc: BaseException) -> str:
 
 def render_step(console: Console, step: Step) -> None:
     """Print one step as it happens: transfers, tool calls, results, text."""
-    who = f"[bold]{escape(step.author)}[/]"
+    # Every text here comes from the model, a tool or a remote agent: for_rich
+    # shows its control characters escaped, so none reaches the terminal.
+    who = f"[bold]{for_rich(step.author)}[/]"
     if step.kind == "transfer":
-        console.print(f"{who} [dim]→[/] [bold cyan]{escape(step.name or '')}[/]")
+        console.print(f"{who} [dim]→[/] [bold cyan]{for_rich(step.name or '')}[/]")
     elif step.kind == "tool_call":
         console.print(
-            f"{who} [dim]→[/] [yellow]{escape(step.name or '')}[/]"
-            f"([dim]{escape(_short(_call_args(step.text), 120))}[/])"
+            f"{who} [dim]→[/] [yellow]{for_rich(step.name or '')}[/]"
+            f"([dim]{_preview(_call_args(step.text), 120)}[/])"
         )
     elif step.kind == "tool_result":
-        console.print(f"  [dim]↳ {escape(step.name or '')}: {escape(_short(step.text))}[/]")
+        console.print(f"  [dim]↳ {for_rich(step.name or '')}: {_preview(step.text)}[/]")
     elif step.kind == "error":
         reason = step.text.strip()
         if step.author != "troupe" and step.author not in reason:
             reason = f"{step.author}: {reason}"
         # One line at any width: a wrapped error reads as several.
-        console.print(f"[bold red]turn failed:[/] {escape(reason)}", soft_wrap=True)
+        console.print(f"[bold red]turn failed:[/] {for_rich(reason)}", soft_wrap=True)
     else:
-        console.print(f"{who}: {escape(step.text.strip())}")
+        console.print(f"{who}: {for_rich(step.text.strip())}")
 
 
 def _failed(step: Step) -> bool:
@@ -112,20 +120,23 @@ def _capabilities(
 
 def _add_servers(branch: Tree, servers: Sequence[McpServerReport], *, style: str) -> None:
     for report in servers:
-        head = f"[magenta]MCP {escape(report.placement.server.name)}[/]"
+        head = f"[magenta]MCP {for_rich(report.placement.server.name)}[/]"
         if report.fix:
-            head += f" [dim]fix: {escape(report.fix)}[/]"
+            head += f" [dim]fix: {for_rich(report.fix)}[/]"
         node = branch.add(head)
         if not report.started:
             node.add("[dim]not started; `troupe tree --check` starts it to list its tools[/]")
         elif report.error:
-            node.add(f"[red]{escape(report.error)}[/]")
+            node.add(f"[red]{for_rich(report.error)}[/]")
         elif not report.tools:
             node.add("[dim]no tools[/]")
         for name in report.tools:
-            line = f"[{style}]{escape(name)}[/]"
+            line = f"[{style}]{for_rich(name)}[/]"
             if name in report.renamed:
-                line += f" [dim](renamed from {escape(report.renamed[name])})[/]"
+                line += f" [dim](renamed from {for_rich(report.renamed[name])})[/]"
+            # The server wrote the description: shown, never interpreted.
+            if description := report.descriptions.get(name, "").strip():
+                line += f" [dim]— {_preview(description.splitlines()[0], 80)}[/]"
             node.add(line)
 
 
@@ -141,14 +152,14 @@ def agent_tree(
     ``mcp`` lists each MCP server's tools under the agent that gets them, and
     unmatched servers (no prefix, no agent) under ``unmatched`` with the fix.
     """
-    tree = Tree(f"[bold]{escape(root.name)}[/] [dim]model: {escape(model_label)}[/]")
+    tree = Tree(f"[bold]{for_rich(root.name)}[/] [dim]model: {for_rich(model_label)}[/]")
     own = agent_tools(root)
     if not root.sub_agents:
         servers = [r for r in mcp if r.owner == root.name]
         caps = _capabilities(own, servers) or "no tools"
-        branch = tree.add(f"[dim]{escape(caps)}[/]")
+        branch = tree.add(f"[dim]{for_rich(caps)}[/]")
         for name in own:
-            branch.add(f"[yellow]{escape(name)}[/]")
+            branch.add(f"[yellow]{for_rich(name)}[/]")
         _add_servers(branch, servers, style="yellow")
     for sub in root.sub_agents:
         tools = agent_tools(sub)
@@ -158,9 +169,10 @@ def agent_tree(
             sub.description or "remote agent" if remote else "no tools (reasoning only)"
         )
         kind = f" [magenta]({type(sub).__name__})[/]" if remote else ""
-        branch = tree.add(f"[bold cyan]{escape(sub.name)}[/]{kind} [dim]{escape(caps)}[/]")
+        # A remote agent's description comes from its card, written by its server.
+        branch = tree.add(f"[bold cyan]{for_rich(sub.name)}[/]{kind} [dim]{_preview(caps, 200)}[/]")
         for name in tools:
-            branch.add(f"[yellow]{escape(name)}[/]")
+            branch.add(f"[yellow]{for_rich(name)}[/]")
         _add_servers(branch, servers, style="yellow")
     stray = [r for r in mcp if r.owner is None]
     if unmatched or stray:
@@ -170,6 +182,6 @@ def agent_tree(
             "prefix or an agent)[/]"
         )
         for tool in unmatched:
-            branch.add(f"[red]{escape(tool.name)}[/]")
+            branch.add(f"[red]{for_rich(tool.name)}[/]")
         _add_servers(branch, stray, style="red")
     return tree

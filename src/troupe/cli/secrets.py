@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ..errors import TroupeError
+from ..terminal_text import for_rich
 from .options import ConfigOpt, DataDirOpt, resolved_data_dir
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def _vault(config: Path | None, data_dir: Path | None) -> SecretStore:
 
 
 def _fail(message: str) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {escape(message)}")
+    console.print(f"[bold red]error:[/] {for_rich(message)}")
     return typer.Exit(code=2)
 
 
@@ -69,7 +69,7 @@ def set_secret(
     except TroupeError as exc:
         raise _fail(str(exc)) from None
     verb = "replaced" if replaced else "stored"
-    console.print(escape(f"{verb} {name}; the model refers to it as {{{{secret:{name}}}}}"))
+    console.print(for_rich(f"{verb} {name}; the model refers to it as {{{{secret:{name}}}}}"))
 
 
 @secrets_app.command("list")
@@ -84,7 +84,9 @@ def list_secrets(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> None:
         return
     table = Table("name", "reference", "updated")
     for row in rows:
-        table.add_row(escape(row["name"]), escape(row["reference"]), escape(row["updated_at"]))
+        table.add_row(
+            for_rich(row["name"]), for_rich(row["reference"]), for_rich(row["updated_at"])
+        )
     console.print(table)
 
 
@@ -105,4 +107,4 @@ def delete_secret(
         vault.delete(name)
     except TroupeError as exc:
         raise _fail(str(exc)) from None
-    console.print(escape(f"deleted {name}"))
+    console.print(for_rich(f"deleted {name}"))

@@ -26,6 +26,7 @@ from ..runtime.approvals import (
 from ..runtime.assistant import Assistant
 from ..runtime.events import Step, steps
 from ..settings import load_settings
+from ..terminal_text import for_rich, json_text
 from ..tree import build_agent_tree
 from .render import error_line, path_summary, render_step
 
@@ -126,7 +127,7 @@ class ChatSession:
         for step in failures:
             self._show(step)
         if not self.json_output and done:
-            self.console.print(f"[dim]path: {escape(path_summary(done))}[/]")
+            self.console.print(f"[dim]path: {for_rich(path_summary(done))}[/]")
         return not failures
 
     def _show(self, step: Step) -> None:
@@ -153,7 +154,9 @@ class ChatSession:
                 break
             await self.send(text)
         await self.close()
-        self.console.print(f"[dim]resume with: troupe chat --session {escape(self.session_id)}[/]")
+        self.console.print(
+            f"[dim]resume with: troupe chat --session {for_rich(self.session_id)}[/]"
+        )
 
     async def send_once(self, text: str) -> bool:
         """Send one message, then release what the session holds (the browser)."""
@@ -177,16 +180,20 @@ class ChatSession:
     async def _ask(self, request: ApprovalRequest) -> bool:
         # The question goes to stderr with --json so stdout stays one JSON object a line.
         out = Console(stderr=True, highlight=False) if self.json_output else self.console
+        # The model wrote every value shown here: a control character in it could
+        # hide or rewrite part of the command, so each is shown as JSON (quoted,
+        # with every control character and backslash escaped): exactly, visibly.
         out.print(
-            f"[bold]{escape(request.agent)}[/] wants to run [yellow]{escape(request.tool)}[/]"
+            f"[bold]{for_rich(request.agent)}[/] wants to run [yellow]{for_rich(request.tool)}[/]",
+            soft_wrap=True,
         )
         for key, value in request.args.items():
-            shown = json.dumps(value, ensure_ascii=False)
-            out.print(f"  [dim]{escape(key)}[/] = {escape(shown)}")
+            shown = json_text(value)
+            out.print(f"  [dim]{for_rich(key)}[/] = {for_rich(shown)}", soft_wrap=True)
         if summary := request.effect.get("summary"):
-            out.print(f"  [bold]effect:[/] {escape(str(summary))}")
+            out.print(f"  [bold]effect:[/] {for_rich(summary)}", soft_wrap=True)
         if body := request.effect.get("body"):
-            out.print(escape(str(body)))
+            out.print(for_rich(body), soft_wrap=True)
         answer = await asyncio.to_thread(out.input, "[bold]allow?[/] " + escape("[y/N]") + " ")
         return answer.strip().lower() in YES_WORDS
 
@@ -196,10 +203,10 @@ class ChatSession:
                 {"approved": decision.approved, "reason": decision.reason}, ensure_ascii=False
             )
             record = {"author": request.agent, "kind": "approval", "name": request.tool}
-            print(json.dumps({**record, "text": text}, ensure_ascii=False), flush=True)
+            print(json_text({**record, "text": text}), flush=True)
         elif decision.approved:
-            self.console.print(f"  [green]✓ {escape(request.tool)} approved[/]")
+            self.console.print(f"  [green]✓ {for_rich(request.tool)} approved[/]")
         else:
             self.console.print(
-                f"  [red]✗ {escape(request.tool)} not run:[/] [dim]{escape(decision.reason)}[/]"
+                f"  [red]✗ {for_rich(request.tool)} not run:[/] [dim]{for_rich(decision.reason)}[/]"
             )

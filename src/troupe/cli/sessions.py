@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ..errors import InvalidRequestError
+from ..terminal_text import for_rich, json_text, visible
 from .common import console, fail, quiet_logs
 from .options import ConfigOpt, DataDirOpt
 
@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
             return "deleted"
 
         outcome = _with_store(config, data_dir, session_store, run)
-        _console().print(escape(f"session {session_id} {outcome}"))
+        _console().print(for_rich(f"session {session_id} {outcome}"))
         if outcome == "kept":
             raise typer.Exit(code=1)
 
@@ -207,11 +207,11 @@ def _print_list(found: list[Session], json_output: bool) -> None:
         lines = conversation(s.events)
         first = next((line.text for line in lines if line.author == "user"), "")
         table.add_row(
-            escape(s.id),
-            escape(s.user_id),
+            for_rich(s.id),
+            for_rich(s.user_id),
             _when(s.last_update_time),
             str(len(s.events)),
-            escape(first[:50]),
+            for_rich(first[:50]),
         )
     console.print(table)
 
@@ -222,11 +222,11 @@ def _print_conversation(session: Session, json_output: bool) -> None:
     lines = conversation(session.events)
     if json_output:
         for line in lines:
-            print(json.dumps(asdict(line), ensure_ascii=False))
+            print(json_text(asdict(line)))
         return
     console = _console()
     console.print(
-        f"[bold]session[/] [cyan]{escape(session.id)}[/] · user {escape(session.user_id)} · "
+        f"[bold]session[/] [cyan]{for_rich(session.id)}[/] · user {for_rich(session.user_id)} · "
         f"{len(session.events)} events · last active {_when(session.last_update_time)}"
     )
     for line in lines:
@@ -234,17 +234,17 @@ def _print_conversation(session: Session, json_output: bool) -> None:
 
 
 def _print_line(console: Console, line: Line) -> None:
-    who = f"[bold]{escape(line.author)}[/]"
+    who = f"[bold]{for_rich(line.author)}[/]"
     if line.kind == "message":
-        console.print(f"[bold green]you[/]: {escape(line.text)}")
+        console.print(f"[bold green]you[/]: {for_rich(line.text)}")
     elif line.kind == "transfer":
-        console.print(f"{who} [dim]→ transfers to[/] [bold cyan]{escape(line.name or '')}[/]")
+        console.print(f"{who} [dim]→ transfers to[/] [bold cyan]{for_rich(line.name or '')}[/]")
     elif line.kind == "tool_call":
         console.print(
-            f"{who} [dim]calls[/] [yellow]{escape(line.name or '')}[/]({escape(line.text)})"
+            f"{who} [dim]calls[/] [yellow]{for_rich(line.name or '')}[/]({for_rich(line.text)})"
         )
     elif line.kind == "tool_result":
-        text = " ".join(line.text.split())
-        console.print(f"  [dim]↳ {escape(line.name or '')}: {escape(text[:200])}[/]")
+        text = " ".join(visible(line.text).split())
+        console.print(f"  [dim]↳ {for_rich(line.name or '')}: {for_rich(text[:200])}[/]")
     else:
-        console.print(f"{who}: {escape(line.text.strip())}")
+        console.print(f"{who}: {for_rich(line.text.strip())}")

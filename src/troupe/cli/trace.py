@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
 from ..errors import TroupeError
+from ..terminal_text import for_rich, json_text
 from .options import ConfigOpt, DataDirOpt, resolved_data_dir
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def _store(config: Path | None, data_dir: Path | None) -> TraceStore:
     try:
         return TraceStore(resolved_data_dir(config, data_dir) / "traces.db")
     except TroupeError as exc:
-        console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        console.print(f"[bold red]error:[/] {for_rich(exc)}", soft_wrap=True)
         raise typer.Exit(code=2) from None
 
 
@@ -57,13 +57,14 @@ def list_traces(
         "id", "when", "session", "request", "path", "outcome", "model calls", "tokens", "ms"
     )
     for t in traces:
+        # A cell is Rich markup; the request and path come from the person and the model.
         table.add_row(
-            t.id,
+            for_rich(t.id),
             _when(t.started_at),
-            escape(t.session_id),
-            escape(t.request[:40]),
-            escape(" → ".join(t.path)),
-            t.outcome,
+            for_rich(t.session_id),
+            for_rich(t.request[:40]),
+            for_rich(" → ".join(t.path)),
+            for_rich(t.outcome),
             str(len(t.model_calls)),
             str(t.tokens()),
             f"{t.duration_ms:.0f}",
@@ -72,41 +73,44 @@ def list_traces(
 
 
 def render_trace(trace: Trace) -> Tree:
-    """A rich tree of one trace."""
+    """A rich tree of one trace; every text in it is shown, never interpreted."""
     root = Tree(
-        f"[bold]trace {trace.id}[/] · session {escape(trace.session_id)} · "
-        f"{_when(trace.started_at)} · {trace.duration_ms:.0f} ms · [bold]{trace.outcome}[/]"
+        f"[bold]trace {for_rich(trace.id)}[/] · session {for_rich(trace.session_id)} · "
+        f"{_when(trace.started_at)} · {trace.duration_ms:.0f} ms · "
+        f"[bold]{for_rich(trace.outcome)}[/]"
     )
-    root.add(f"request: {escape(trace.request)}")
-    root.add(escape(f"path: {' → '.join(trace.path) or '(none)'}"))
+    root.add(f"request: {for_rich(trace.request)}")
+    root.add(for_rich(f"path: {' → '.join(trace.path) or '(none)'}"))
     if trace.repairs:
-        root.add("repairs: " + ", ".join(f"{bad} → {real}" for bad, real in trace.repairs))
+        root.add(
+            for_rich("repairs: " + ", ".join(f"{bad} → {real}" for bad, real in trace.repairs))
+        )
     if trace.unresolved:
-        root.add("unresolved names: " + ", ".join(trace.unresolved))
+        root.add(for_rich("unresolved names: " + ", ".join(trace.unresolved)))
     if trace.invalid_names:
-        root.add("invalid names: " + escape(", ".join(trace.invalid_names)))
+        root.add(for_rich("invalid names: " + ", ".join(trace.invalid_names)))
     if trace.rejections:
-        root.add("rejected by: " + ", ".join(trace.rejections))
+        root.add(for_rich("rejected by: " + ", ".join(trace.rejections)))
     if trace.stop_reason:
-        root.add(f"stopped: {escape(trace.stop_reason)}")
+        root.add(f"stopped: {for_rich(trace.stop_reason)}")
     if trace.error:
-        root.add(f"[red]error: {escape(trace.error)}[/]")
+        root.add(f"[red]error: {for_rich(trace.error)}[/]")
     models = root.add(f"model calls ({len(trace.model_calls)}, {trace.tokens()} tokens)")
     for c in trace.model_calls:
         models.add(
-            f"{c['agent']}: {c['prompt_tokens']} in / {c['output_tokens']} out, "
+            f"{for_rich(c['agent'])}: {c['prompt_tokens']} in / {c['output_tokens']} out, "
             f"{c['latency_ms']:.1f} ms"
         )
     tools = root.add(f"tool calls ({len(trace.tool_calls)})")
     for c in trace.tool_calls:
-        args = escape(json.dumps(c["args"], ensure_ascii=False)[:120])
-        status = f" [red]error: {escape(str(c['error']))[:80]}[/]" if c.get("error") else ""
+        args = for_rich(json_text(c["args"])[:120])
+        status = f" [red]error: {for_rich(str(c['error'])[:80])}[/]" if c.get("error") else ""
         tools.add(
-            f"{c['agent']} → {c['tool']}({args}) · {c['result_chars']} chars · "
-            f"{c['duration_ms']:.1f} ms{status}"
+            f"{for_rich(c['agent'])} → {for_rich(c['tool'])}({args}) · "
+            f"{c['result_chars']} chars · {c['duration_ms']:.1f} ms{status}"
         )
     if trace.answer:
-        root.add(f"answer: {escape(trace.answer[:300])}")
+        root.add(f"answer: {for_rich(trace.answer[:300])}")
     return root
 
 
@@ -121,12 +125,13 @@ def show_trace(
     trace = _store(config, data_dir).get(trace_id)
     if trace is None:
         console.print(
-            f"[red]No single trace matches {escape(repr(trace_id))}[/]; see `troupe trace list`."
+            f"[red]No single trace matches {for_rich(repr(trace_id))}[/]; see `troupe trace list`."
         )
         raise typer.Exit(code=1)
     if json_output:
         from dataclasses import asdict
 
+        # ASCII-only JSON: every control character is a \u escape.
         print(json.dumps(asdict(trace), indent=2))
         return
     console.print(render_trace(trace))

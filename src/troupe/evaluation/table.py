@@ -8,17 +8,23 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..terminal_text import visible
 from .report import METRIC_COLUMNS, format_cell, format_pct
+
+
+def _shown(text: str) -> Text:
+    """A label from the dataset or the model's route: no markup, controls escaped."""
+    return Text(visible(text))
 
 
 def score_table(report: dict[str, Any]) -> Table:
     """Per expected agent, then overall: accuracy, invalid names, repairs, costs."""
-    table = Table(title=f"Routing evaluation: {report['model']}", title_justify="left")
+    table = Table(title=_shown(f"Routing evaluation: {report['model']}"), title_justify="left")
     table.add_column("Expected", no_wrap=True)
     for _, heading in METRIC_COLUMNS:
         table.add_column(heading, justify="right")
     for row in report["per_agent"]:
-        table.add_row(row["name"], *(format_cell(k, row[k]) for k, _ in METRIC_COLUMNS))
+        table.add_row(_shown(row["name"]), *(format_cell(k, row[k]) for k, _ in METRIC_COLUMNS))
     overall = report["overall"]
     table.add_section()
     table.add_row(
@@ -37,7 +43,10 @@ def breakdown_table(title: str, rows: list[dict[str, Any]]) -> Table:
     table.add_column("Accuracy", justify="right")
     for row in rows:
         table.add_row(
-            row["name"], str(row["requests"]), str(row["correct"]), format_pct(row["accuracy"])
+            _shown(row["name"]),
+            str(row["requests"]),
+            str(row["correct"]),
+            format_pct(row["accuracy"]),
         )
     return table
 
@@ -48,13 +57,13 @@ def confusion_table(report: dict[str, Any]) -> Table:
     table = Table(title="Confusion matrix (rows: expected, columns: routed)", title_justify="left")
     table.add_column("", no_wrap=True)
     for column in matrix["routed"]:
-        table.add_column(column, justify="right")
+        table.add_column(_shown(column), justify="right")
     for name, counts in zip(matrix["expected"], matrix["counts"], strict=True):
         cells = []
         for column, count in zip(matrix["routed"], counts, strict=True):
             style = "green" if column == name else ("red" if count else "dim")
             cells.append(Text(str(count), style=style))
-        table.add_row(name, *cells)
+        table.add_row(_shown(name), *cells)
     return table
 
 
@@ -68,5 +77,5 @@ def render_report(report: dict[str, Any]) -> RenderableType:
     ]
     if report["invalid_names"]:
         names = ", ".join(f"{n} ×{c}" for n, c in report["invalid_names"].items())
-        parts.append(Text(f"Invalid agent names: {names}"))
+        parts.append(_shown(f"Invalid agent names: {names}"))
     return Group(*parts)

@@ -12,6 +12,7 @@ from ..mcp.toolset import TOOL_NAME_CONFLICT
 from ..prompts import TRANSFER_TOOL
 from ..remote import REMOTE_FAILED
 from ..routing.fastpath import ROUTER_NAME, is_router_call
+from ..terminal_text import json_text
 
 FAILURE_CODES = frozenset({REMOTE_FAILED, TOOL_NAME_CONFLICT})
 """``error_code`` values of the events that end a turn as failed."""
@@ -33,8 +34,8 @@ class Step:
     """The text, the call's arguments as JSON, the result as JSON, or why it failed."""
 
     def to_json(self) -> str:
-        """One JSON object: author, kind, name, text."""
-        return json.dumps(asdict(self), ensure_ascii=False)
+        """One JSON object: author, kind, name, text (control characters JSON-escaped)."""
+        return json_text(asdict(self))
 
 
 def _dump(value: Any) -> str:
