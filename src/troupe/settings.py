@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from .builtins._process import check_pass_env
+from .builtins.env_import import check_import_env
 from .builtins.shell_policy import compile_deny_list
 from .errors import ConfigError
 from .mcp.entries import McpServerEntry
@@ -68,6 +69,7 @@ __all__ = [
     "DATA_DIR_ENV",
     "Settings",
     "ShellSection",
+    "VaultSection",
     "default_data_dir",
     "load_config",
     "load_settings",
@@ -117,6 +119,24 @@ class BrowserSection(BaseModel):
         default_factory=list,
         description="Loopback or private hosts (host or host:port) the browser may load.",
     )
+
+
+class VaultSection(BaseModel):
+    """The ``vault`` section of ``troupe.yaml``: what the vault's tools may read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    import_env: list[str] = Field(
+        default_factory=list,
+        description="Variables of troupe's environment secrets_set(from_env=...) may store "
+        "(none by default; never a model provider's key or TROUPE_*).",
+    )
+
+    @field_validator("import_env", mode="before")
+    @classmethod
+    def _names(cls, names: Any) -> Any:
+        check_import_env(names)
+        return names
 
 
 class Settings(TeamOptions):
@@ -179,6 +199,10 @@ class Settings(TeamOptions):
     browser: BrowserSection = Field(
         default_factory=BrowserSection, description="Hosts the navigator may load."
     )
+    vault: VaultSection = Field(
+        default_factory=VaultSection,
+        description="Environment variables the vault's tools may import.",
+    )
 
     _data_dir_named: bool = PrivateAttr(default=False)
 
@@ -232,6 +256,7 @@ class Settings(TeamOptions):
                 shell_timeout_s=self.shell.timeout_s or DEFAULT_TIMEOUT_S,
                 shell_network=self.shell.network,
                 browser_allow_hosts=self.browser.allow_hosts,
+                import_env=self.vault.import_env,
             )
             if self.builtin_tools
             else []
@@ -315,6 +340,10 @@ def load_settings(
             for name, said in describe_errors(exc, Settings)
         ]
         raise ConfigError("Invalid settings: " + "; ".join(problems) + ".") from None
+    try:
+        check_import_env(settings.vault.import_env, model_key_env=settings.api_key_env)
+    except ConfigError as exc:
+        raise ConfigError(f"Invalid settings: {exc} (from {source.get('vault')})") from None
     if settings.remote_agents:
         settings.config  # noqa: B018 - names, tokens and the A2A SDK are checked up front
     return settings

@@ -32,10 +32,14 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
+IMPORTABLE = ("SHARED_PASSPHRASE", "GH_TOKEN_FOR_TEST", "TEST_TOKEN_SOURCE", "TEST_UNSET_VARIABLE")
+"""The variables the tests' config lists in ``vault.import_env``."""
+
+
 @pytest.fixture
 def tools(workspace: Path, data_dir: Path) -> list[Tool]:
     """Every built-in tool, on this test's workspace and data directory."""
-    return builtin_tools(workspace=workspace, data_dir=data_dir)
+    return builtin_tools(workspace=workspace, data_dir=data_dir, import_env=IMPORTABLE)
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ async def test_a_secret_reaches_the_command_but_no_store_log_trace_or_model(
     spans: InMemorySpanExporter,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setenv("TROUPE_TEST_TOKEN_SOURCE", PLAINTEXT)
+    monkeypatch.setenv("TEST_TOKEN_SOURCE", PLAINTEXT)
     sessions_dir = tmp_path / "sessions"
     sessions_dir.mkdir()
     service = SqliteSessionService(str(sessions_dir / "sessions.db"))
@@ -68,7 +68,7 @@ async def test_a_secret_reaches_the_command_but_no_store_log_trace_or_model(
         runs.append(done)
         return done.response
 
-    stored = await run("secrets_set", {"name": "API_TOKEN", "from_env": "TROUPE_TEST_TOKEN_SOURCE"})
+    stored = await run("secrets_set", {"name": "API_TOKEN", "from_env": "TEST_TOKEN_SOURCE"})
     shell = await run(
         "exec_shell",
         {

@@ -165,7 +165,10 @@ async def test_a_secret_from_a_workspace_file(run_tool: Any, workspace: Path) ->
         ({"name": "has space", "value": "x"}, "is not allowed"),
         ({"name": "OK"}, "0 sources were given"),
         ({"name": "OK", "value": "x", "from_env": "HOME"}, "2 sources were given"),
-        ({"name": "OK", "from_env": "TROUPE_TEST_UNSET_VARIABLE"}, "is not set"),
+        ({"name": "OK", "from_env": "TEST_UNSET_VARIABLE"}, "is not set"),
+        ({"name": "OK", "from_env": "TROUPE_SECRET_KEY"}, "TROUPE_* variables"),
+        ({"name": "OK", "from_env": "OPENAI_API_KEY"}, "model provider's key"),
+        ({"name": "OK", "from_env": "PATH"}, "not listed in the config's vault.import_env"),
         ({"name": "OK", "from_file": "../outside"}, "outside the workspace"),
     ],
 )

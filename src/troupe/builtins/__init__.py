@@ -29,6 +29,7 @@ def builtin_tools(
     shell_timeout_s: float = DEFAULT_TIMEOUT_S,
     shell_network: bool = False,
     browser_allow_hosts: Sequence[str] = (),
+    import_env: Sequence[str] = (),
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
@@ -38,7 +39,9 @@ def builtin_tools(
     ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`);
     their commands run in a bubblewrap jail without network unless ``shell_network``.
     The browser never loads loopback or private addresses unless
-    ``browser_allow_hosts`` lists the host.
+    ``browser_allow_hosts`` lists the host. ``secrets_set(from_env=...)`` reads
+    only the variables ``import_env`` names (never a model provider's key or
+    ``TROUPE_*``; see :mod:`troupe.builtins.env_import`).
     """
     data = resolve_data_dir(data_dir)
     root = Workspace(workspace).root
@@ -55,7 +58,7 @@ def builtin_tools(
             secrets=secrets,
             network=shell_network,
         ),
-        *vault_tools(ws, secrets),
+        *vault_tools(ws, secrets, import_env),
         *librarian_tools(knowledge),
         *chronicler_tools(MemoryStore(data / "memory.db")),
     ]

@@ -64,19 +64,25 @@ def env_arg(value: Any) -> dict[str, str]:
     return env
 
 
-def check_pass_env(names: Sequence[str]) -> tuple[str, ...]:
-    """Validate a ``pass_env`` list; a bad entry raises ConfigError naming it."""
+def env_names(setting: str, names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` when it is a list of variable names; else ConfigError naming ``setting``."""
     if isinstance(names, str):
         raise ConfigError(
-            f"pass_env must be a list of variable names, not the string {names!r}; "
+            f"{setting} must be a list of variable names, not the string {names!r}; "
             "wrap it in a list."
         )
     for name in names:
         if not isinstance(name, str) or not _ENV_NAME.match(name):
             raise ConfigError(
-                f"pass_env entry {name!r} is not an environment variable name; "
+                f"{setting} entry {name!r} is not an environment variable name; "
                 "use names like GITHUB_TOKEN."
             )
+    return tuple(names)
+
+
+def check_pass_env(names: Sequence[str]) -> tuple[str, ...]:
+    """Validate a ``pass_env`` list; a bad entry raises ConfigError naming it."""
+    for name in env_names("pass_env", names):
         if name in _PRIVATE_ENV:
             raise ConfigError(
                 f"pass_env entry {name!r} is troupe's vault key and never reaches a command; "

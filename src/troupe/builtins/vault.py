@@ -7,6 +7,7 @@ import binascii
 import hashlib
 import os
 import secrets as _random
+from collections.abc import Sequence
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
@@ -16,6 +17,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ._args import BadArgument, guarded, name_arg, optional_text, text_arg
 from ._toolset import Toolset, ToolSpec, tool_list_factory
 from ._vault_key import VaultError, derive_key, parse_key
+from .env_import import SETTING, check_import_env, never_importable
 from .secret_store import SECRET_NAME, SECRET_REF, SecretStore, reference
 from .workspace import Workspace
 
@@ -43,9 +45,15 @@ class VaultTools(Toolset):
         ToolSpec("secrets_use"),
     )
 
-    def __init__(self, workspace: Workspace, secrets: SecretStore) -> None:
+    def __init__(
+        self, workspace: Workspace, secrets: SecretStore, import_env: Sequence[str] = ()
+    ) -> None:
+        """``import_env`` names the variables of troupe's environment that
+        ``secrets_set(from_env=...)`` may read (none by default; see
+        :mod:`troupe.builtins.env_import`)."""
         self.workspace = workspace
         self.secrets = secrets
+        self.import_env = frozenset(check_import_env(import_env))
 
     def _data(self, text: Any, path: Any) -> tuple[bytes, str, str | None]:
         """The bytes to work on, how to describe them, and a note when both were given."""
@@ -252,8 +260,9 @@ class VaultTools(Toolset):
         from_file: str | None = None,
     ) -> dict[str, Any]:
         """Store a secret under `name`, encrypted. Prefer from_env (an environment
-        variable of troupe's process) or from_file (a workspace file): a value typed in
-        the chat is already in the conversation. Later, refer to it as {{secret:NAME}}."""
+        variable the user listed in the config's vault.import_env) or from_file (a
+        workspace file): a value typed in the chat is already in the conversation.
+        Later, refer to it as {{secret:NAME}}."""
         secret_name = _secret_name(name)
         sources = {
             k: v
@@ -295,6 +304,7 @@ class VaultTools(Toolset):
             )
         if from_env not in (None, ""):
             var = text_arg("from_env", from_env, example="GITHUB_TOKEN", max_chars=200)
+            self._importable(var)
             if var not in os.environ:
                 raise BadArgument(
                     f"the environment variable {var!r} is not set in troupe's process",
@@ -306,6 +316,22 @@ class VaultTools(Toolset):
             raise BadArgument(f"{from_file!r} is not a file", "a file in the workspace")
         with self.workspace.open_read(target) as handle:
             return handle.read(MAX_SECRET_CHARS * 4 + 2).decode("utf-8").rstrip("\r\n"), None
+
+    def _importable(self, var: str) -> None:
+        """Refuse a variable the user did not list in vault.import_env, and always
+        a model provider's key or a TROUPE_* variable."""
+        if (why := never_importable(var)) is not None:
+            raise BadArgument(
+                f"the environment variable {var!r} {why}; no tool may read it",
+                "ask the person to store it with `troupe secrets set NAME --from-env VAR`",
+            )
+        if var not in self.import_env:
+            listed = ", ".join(sorted(self.import_env)) or "nothing"
+            raise BadArgument(
+                f"the environment variable {var!r} is not listed in the config's {SETTING} "
+                f"(which lists {listed})",
+                f"a variable named in {SETTING}, or ask the person to add it there",
+            )
 
     @guarded
     def secrets_list(self) -> dict[str, Any]:
