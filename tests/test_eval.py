@@ -379,3 +379,21 @@ def test_eval_command_scores_a_litellm_model_over_http(
     assert report["repairs"] == {"web_agent -> navigator": 1}
     assert report["overall"]["accuracy"] == 1.0
     assert [(r["prompt_tokens"], r["output_tokens"]) for r in report["results"]] == [(10, 5)] * 3
+
+
+def test_the_eval_tables_show_every_number_whole_at_80_columns(tmp_path: Path) -> None:
+    out_json = tmp_path / "eval.json"
+    result = CliRunner().invoke(
+        app,
+        ["eval", "--model", "offline", "--limit", "14", "--out-json", str(out_json)],
+        env={"COLUMNS": "80"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    report = json.loads(out_json.read_text())
+    overall = next(line for line in result.output.splitlines() if "overall" in line)
+    for key, _ in METRIC_COLUMNS[:4]:
+        assert format_cell(key, report["overall"][key]) in overall
+    latencies = [line for line in result.output.splitlines() if "overall" in line][1]
+    assert format_cell("latency_ms_p50", report["overall"]["latency_ms_p50"]) in latencies

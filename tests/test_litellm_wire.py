@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from fakes.openai_server import FakeOpenAI, serve, text_reply, tool_call_reply
 from troupe import Assistant, Config, ConfigError, build_agent_tree, resolve_model
@@ -190,3 +191,41 @@ def test_the_connection_guard_refuses_and_records_outside_hosts(
         sock.connect(("192.0.2.1", 443))
 
     assert outside_connections == [("192.0.2.1", 443)]
+
+
+async def test_a_trace_shows_the_prompt_tokens_the_provider_served_from_its_cache(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from fakes.openai_server import cached
+    from troupe.cli.trace import render_trace
+    from troupe.runtime.tracing import TraceStore
+
+    script = [
+        cached(0, tool_call_reply("transfer_to_agent", {"agent_name": "operator"}, "c1")),
+        cached(8, text_reply("Nothing to list.")),
+    ]
+    store = TraceStore(tmp_path / "traces.db")
+    with serve(script) as fake:
+        config = Config(
+            tools=operator_tools(Workspace(workspace)),
+            model="openai/fake-model",
+            api_base=fake.api_base,
+        )
+        assistant = Assistant(build_agent_tree(config), trace_store=store)
+        await assistant.run_and_collect("s1", "list the files here")
+
+    [trace] = store.list(limit=1)
+    assert [c["cached_tokens"] for c in trace.model_calls] == [0, 8]
+    assert trace.cached_share() == pytest.approx(8 / 20)
+    console = Console(width=200, record=True)
+    console.print(render_trace(trace))
+    shown = console.export_text()
+    assert "40% of the prompt cached" in shown and "10 in (8 cached)" in shown
+
+
+def test_the_app_asks_providers_to_cache_the_prompt_unless_told_not_to() -> None:
+    from troupe.runtime.app import build_app
+
+    root = build_agent_tree(Config(model="offline"))
+    assert build_app(root).context_cache_config is not None
+    assert build_app(root, prompt_cache=False).context_cache_config is None

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import troupe
 from troupe import Config, build_agent_tree
 from troupe.routing.encoder import UniversalSentenceEncoder
 from troupe.routing.fastpath import FastPath
@@ -164,3 +165,50 @@ async def test_without_a_data_dir_the_cli_phrase_cache_is_in_the_xdg_cache(
 
     assert list((tmp_path / "cache" / "troupe" / "router-cache").glob("*.npy"))
     assert not list((tmp_path / "data").rglob("*.npy"))
+
+
+class _RecordsBlasThreads:
+    """Stands in for the loaded model: records the BLAS pool size during encode."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray[Any, Any]:
+        from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
+
+        self.seen += [
+            pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"
+        ]
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_configured_encoder_threads_bound_blas_whatever_the_environment_says(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from troupe.routing import encoder as encoder_module
+
+    monkeypatch.setattr(encoder_module, "_threads", encoder_module.ENCODER_BLAS_THREADS)
+    build_agent_tree(Config(model="offline", router="auto", router_encoder_threads=threads))
+    encoder = UniversalSentenceEncoder()
+    model = _RecordsBlasThreads()
+    encoder._model = model
+
+    encoder.encode(["list the files"])
+
+    assert model.seen and set(model.seen) == {threads}
+
+
+def test_encoder_threads_come_from_the_config_files_router_section(tmp_path: Path) -> None:
+    config = tmp_path / "troupe.yaml"
+    config.write_text("router:\n  mode: auto\n  encoder_threads: 2\n", encoding="utf-8")
+    (tmp_path / "ws").mkdir()
+
+    settings = load_settings(config_path=config, workspace=tmp_path / "ws")
+
+    assert settings.config.router_encoder_threads == 2
+
+
+def test_zero_encoder_threads_is_refused_naming_the_setting() -> None:
+    with pytest.raises(troupe.ConfigError, match="router_encoder_threads"):
+        Config(router_encoder_threads=0)

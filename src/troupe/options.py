@@ -96,6 +96,14 @@ class TeamOptions(BaseModel):
         "Routing); none: the default.",
     )
 
+    router_encoder_threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Threads one routing decision's encoder pass may use (process-wide; "
+        "1 suits servers, where sessions and replicas share the cores).",
+    )
+
     @field_validator("router", mode="before")
     @classmethod
     def _a_router_mode(cls, value: Any) -> Any:
@@ -114,6 +122,7 @@ class TeamOptions(BaseModel):
         "retry_base_delay",
         "turn_timeout_s",
         "router_threshold",
+        "router_encoder_threads",
         mode="before",
     )
     @classmethod

@@ -298,6 +298,9 @@ def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEn
         if guards is not None:
             guards.turn_for(ctx).router = decision.kind
 
+    from .routing.encoder import set_encoder_threads
+
+    set_encoder_threads(config.router_encoder_threads)
     fast = FastPath(
         root,
         entries,

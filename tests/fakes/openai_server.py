@@ -61,6 +61,11 @@ def slow(seconds: float, reply: dict[str, Any]) -> dict[str, Any]:
     return {**reply, "delay": seconds}
 
 
+def cached(tokens: int, reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply``, with usage saying ``tokens`` of the prompt came from the provider's cache."""
+    return {**reply, "cached_tokens": tokens}
+
+
 @dataclass
 class FakeOpenAI:
     """The server's script and what it received."""
@@ -87,13 +92,17 @@ class FakeOpenAI:
         if "status" in message:
             return message["status"], {"error": {"message": message["message"]}}
         finish = "tool_calls" if message.get("tool_calls") else "stop"
+        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if "cached_tokens" in message:
+            usage["prompt_tokens_details"] = {"cached_tokens": message["cached_tokens"]}
+        message = {k: v for k, v in message.items() if k not in ("delay", "cached_tokens")}
         return 200, {
             "id": f"chatcmpl-{index}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            "usage": usage,
         }
 
 

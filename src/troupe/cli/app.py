@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -194,6 +193,7 @@ def chat(
     trust_workspace_config: TrustOpt = False,
 ) -> None:
     """Chat with the team: one message, or an interactive session."""
+    from .repl import new_session_id
     from .session import ChatSession
 
     quiet_logs(verbose)
@@ -206,7 +206,7 @@ def chat(
             topology=topology,
             single_agent=single_agent,
             data_dir=data_dir,
-            session_id=session or f"chat-{uuid.uuid4().hex[:8]}",
+            session_id=session or new_session_id(),
             persist=message is None or session is not None,
             json_output=json_output,
             console=console,

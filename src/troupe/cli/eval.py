@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -82,9 +83,11 @@ def eval_command(
     from ..evaluation.report import write_json
     from ..evaluation.table import render_report
 
-    if not console.is_terminal:
-        console.width = max(console.width, REPORT_WIDTH)  # keep captured tables unwrapped
-    console.print(render_report(report))
+    width = console.width
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        # Piped with no width given: one wide table per report, for logs and grep.
+        width = max(width, REPORT_WIDTH)
+    console.print(render_report(report, width), width=width)
     write_json(report, out_json)
     write_html(report, out_html)
     console.print(f"[dim]wrote {escape(str(out_json))} and {escape(str(out_html))}[/]")

@@ -29,6 +29,7 @@ from ..settings import load_settings
 from ..terminal_text import for_rich, json_text
 from ..tree import build_agent_tree
 from .render import error_line, path_summary, render_step
+from .repl import COMMANDS, LineReader, command_of, new_session_id, prompt_text
 
 EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 YES_WORDS = {"y", "yes"}
@@ -45,6 +46,8 @@ class ChatSession:
     label: str
     approvals: ApprovalPolicy = "deny"
     """ask, auto or deny: how tool calls that need approval are answered."""
+    history_dir: Path | None = None
+    """Where the REPL keeps its line history (the data directory); None keeps none."""
 
     @classmethod
     def open(
@@ -93,7 +96,7 @@ class ChatSession:
             service = open_session_store(settings.session_store, settings.lock_limits)
         assistant = Assistant(root, service, trace_store=traces)
         label = model_label(getattr(root, "model", "") or "")
-        return cls(assistant, session_id, console, json_output, label, policy)
+        return cls(assistant, session_id, console, json_output, label, policy, settings.data_dir)
 
     async def send(self, text: str) -> bool:
         """Send one message, printing each step; False when the turn failed.
@@ -137,26 +140,65 @@ class ChatSession:
             render_step(self.console, step)
 
     async def repl(self) -> None:
-        """Read messages until /exit or end of input."""
+        """Read messages until /exit or end of input; /help lists the REPL's commands."""
         self.console.print(
             f"[bold]troupe[/] chat · model {self.label} · session [cyan]{self.session_id}[/]"
-            " · /exit to leave"
+            " · /help for commands",
+            soft_wrap=True,
         )
-        while True:
-            try:
-                text = self.console.input("[bold green]you>[/] ").strip()
-            except (EOFError, KeyboardInterrupt):
-                self.console.print()
-                break
-            if not text:
-                continue
-            if text in EXIT_WORDS:
-                break
-            await self.send(text)
+        reader = LineReader(self.history_dir)
+        prompt = prompt_text(colour=self.console.color_system is not None)
+        try:
+            while True:
+                try:
+                    text = (await asyncio.to_thread(reader.read, prompt)).strip()
+                except (EOFError, KeyboardInterrupt):
+                    self.console.print()
+                    break
+                if not text:
+                    continue
+                if text in EXIT_WORDS:
+                    break
+                command = command_of(text)
+                if command is None:
+                    await self.send(text)
+                elif not await self._command(command):
+                    break
+        finally:
+            reader.save()
         await self.close()
         self.console.print(
-            f"[dim]resume with: troupe chat --session {for_rich(self.session_id)}[/]"
+            f"[dim]resume with: troupe chat --session {for_rich(self.session_id)}[/]",
+            soft_wrap=True,
         )
+
+    async def _command(self, command: str) -> bool:
+        """Carry out a REPL command; False when it ends the chat."""
+        if command in EXIT_WORDS:
+            return False
+        if command == "/new":
+            self.session_id = new_session_id()
+            self.console.print(f"new session [cyan]{for_rich(self.session_id)}[/]")
+        elif command == "/sessions":
+            await self._list_sessions()
+        else:
+            if command != "/help":
+                self.console.print(f"[yellow]unknown command {for_rich(command)}[/]")
+            for name, what in COMMANDS.items():
+                self.console.print(f"  [bold]{name}[/]  {escape(what)}")
+        return True
+
+    async def _list_sessions(self) -> None:
+        assistant = self.assistant
+        listed = await assistant.session_service.list_sessions(
+            app_name=assistant.app_name, user_id=assistant.user_id
+        )
+        found = sorted(listed.sessions, key=lambda s: s.last_update_time, reverse=True)
+        if not found:
+            self.console.print("[dim]no stored sessions[/]")
+        for stored in found[:20]:
+            mark = " (this one)" if stored.id == self.session_id else ""
+            self.console.print(f"  [cyan]{for_rich(stored.id)}[/]{mark}")
 
     async def send_once(self, text: str) -> bool:
         """Send one message, then release what the session holds (the browser)."""

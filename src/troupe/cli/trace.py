@@ -95,10 +95,12 @@ def render_trace(trace: Trace) -> Tree:
         root.add(f"stopped: {for_rich(trace.stop_reason)}")
     if trace.error:
         root.add(f"[red]error: {for_rich(trace.error)}[/]")
-    models = root.add(f"model calls ({len(trace.model_calls)}, {trace.tokens()} tokens)")
+    cached = f", {trace.cached_share():.0%} of the prompt cached" if trace.cached_share() else ""
+    models = root.add(f"model calls ({len(trace.model_calls)}, {trace.tokens()} tokens{cached})")
     for c in trace.model_calls:
+        hit = f" ({c['cached_tokens']} cached)" if c.get("cached_tokens") else ""
         models.add(
-            f"{for_rich(c['agent'])}: {c['prompt_tokens']} in / {c['output_tokens']} out, "
+            f"{for_rich(c['agent'])}: {c['prompt_tokens']} in{hit} / {c['output_tokens']} out, "
             f"{c['latency_ms']:.1f} ms"
         )
     tools = root.add(f"tool calls ({len(trace.tool_calls)})")

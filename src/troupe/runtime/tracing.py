@@ -36,6 +36,8 @@ class ModelCall:
     prompt_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0
+    cached_tokens: int = 0
+    """Prompt tokens the provider served from its prompt cache (when it says so)."""
 
 
 @dataclass
@@ -106,6 +108,7 @@ class Tracer:
                 agent=callback_context.agent_name,
                 prompt_tokens=(usage.prompt_token_count or 0) if usage else 0,
                 output_tokens=_output_tokens(usage),
+                cached_tokens=(usage.cached_content_token_count or 0) if usage else 0,
                 latency_ms=round((time.perf_counter() - started) * 1000, 2) if started else 0.0,
             )
         )
@@ -169,6 +172,12 @@ class Trace:
 
     def tokens(self) -> int:
         return sum(c["prompt_tokens"] + c["output_tokens"] for c in self.model_calls)
+
+    def cached_share(self) -> float:
+        """The share of prompt tokens the provider served from its cache (0 to 1)."""
+        prompt = sum(c["prompt_tokens"] for c in self.model_calls)
+        cached = sum(c.get("cached_tokens", 0) for c in self.model_calls)  # older traces: none
+        return cached / prompt if prompt else 0.0
 
 
 def clip(text: str, limit: int = _MAX_TEXT) -> str:

@@ -1,0 +1,99 @@
+"""The chat prompt: line editing and a history file, and the commands the REPL answers itself.
+
+At a terminal, lines are read through GNU readline (Python's ``readline``
+module): arrow keys, Ctrl-R search and ↑ for earlier messages, kept between
+runs in ``chat_history`` in the data directory (owner-only). Piped input is
+read as plain lines, with no history.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+HISTORY_FILE = "chat_history"
+HISTORY_LENGTH = 1000
+
+COMMANDS: dict[str, str] = {
+    "/help": "show these commands",
+    "/new": "start a new session (the current one stays stored)",
+    "/sessions": "list this store's recent sessions",
+    "/exit": "leave (also /quit, exit, quit, Ctrl-D)",
+}
+"""What the REPL answers without the model, and what each does."""
+
+
+def new_session_id() -> str:
+    """A fresh chat session id."""
+    return f"chat-{uuid.uuid4().hex[:8]}"
+
+
+def command_of(text: str) -> str | None:
+    """The REPL command ``text`` is (``/new``), or None for a message to the team.
+
+    A single ``/word`` is a command; anything with a space or a second slash
+    (``/etc/hosts``, ``/tmp is full, why?``) is a message.
+    """
+    word = text.strip()
+    if word.startswith("/") and word[1:].isalpha():
+        return word.lower()
+    return None
+
+
+def _readline() -> ModuleType | None:
+    if not sys.stdin.isatty():
+        return None
+    try:
+        import readline
+    except ImportError:  # Windows without pyreadline: plain input() still works
+        return None
+    return readline
+
+
+@dataclass
+class LineReader:
+    """Reads the user's lines; at a terminal with editing and a persistent history."""
+
+    history_dir: Path | None
+    _readline: ModuleType | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._readline = _readline()
+        if self._readline is None or self.history_dir is None:
+            return
+        self._readline.set_history_length(HISTORY_LENGTH)
+        with contextlib.suppress(OSError):
+            self._readline.read_history_file(self.history_path)
+
+    @property
+    def history_path(self) -> str:
+        assert self.history_dir is not None
+        return str(self.history_dir / HISTORY_FILE)
+
+    def read(self, prompt: str) -> str:
+        """One line (EOFError at the end of input, KeyboardInterrupt on Ctrl-C)."""
+        return input(prompt)
+
+    def save(self) -> None:
+        """Write the history, readable by its owner only."""
+        if self._readline is None or self.history_dir is None:
+            return
+        with contextlib.suppress(OSError):
+            self.history_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.history_path, os.O_WRONLY | os.O_CREAT, 0o600)
+            os.close(fd)
+            os.chmod(self.history_path, 0o600)
+            self._readline.write_history_file(self.history_path)
+
+
+def prompt_text(colour: bool) -> str:
+    """``you> ``, green and bold at a colour terminal; readline is told the escape
+    codes take no width (\\001 … \\002), so editing a long line stays aligned."""
+    if not colour:
+        return "you> "
+    return "\001\x1b[1;32m\002you>\001\x1b[0m\002 "
