@@ -37,6 +37,8 @@ REPLY = f"REPLY {PAYLOAD}"
 FILE_TEXT = f"FILE {PAYLOAD}"
 QUESTION = f"USER {PAYLOAD}"
 PTY_DEADLINE_S = 120
+CLIPBOARD_NAME = "\x1b]52;c;aGk=\x07"
+"""An OSC 52 write, as it can stand in a folder's name (no slash)."""
 
 
 @dataclass
@@ -257,3 +259,51 @@ def test_an_mcp_tool_description_in_troupe_tree_is_shown_escaped(
     assert b"fs_shout" in result.stdout_bytes
     assert raw_escapes(result.stdout_bytes) == []
     assert shown_escaped(result.stdout_bytes, (f"Shout. start {SHOWN[0]}", SHOWN[1])) == []
+
+
+def test_a_stored_conversation_is_shown_escaped_by_sessions_list_and_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("COLUMNS", "400")
+    with serve([text_reply(REPLY)]) as fake:
+        chat = CliRunner().invoke(
+            app,
+            [
+                "chat", "--single-agent", "--model", "openai/fake-model", "--session", "kept",
+                "--api-base", fake.api_base, "--workspace", str(tmp_path), QUESTION,
+            ],
+        )  # fmt: skip
+    assert chat.exit_code == 0, chat.output
+
+    listed = CliRunner().invoke(app, ["sessions", "list"])
+    shown = CliRunner().invoke(app, ["sessions", "show", "kept"])
+
+    for result in (listed, shown):
+        assert result.exit_code == 0, result.output
+        assert raw_escapes(result.stdout_bytes) == []
+    assert shown_escaped(listed.stdout_bytes, (f"USER start {SHOWN[0]}",)) == []
+    assert shown_escaped(shown.stdout_bytes, (f"USER start {SHOWN[0]}", *SHOWN)) == []
+
+
+def test_the_warning_about_a_workspace_config_file_shows_its_path_escaped(
+    tmp_path: Path,
+) -> None:
+    # A cloned repository chooses its folder names; troupe names the folder in a warning.
+    workspace = tmp_path / f"repo{CLIPBOARD_NAME}"
+    workspace.mkdir()
+    config = workspace / "troupe.yaml"
+    config.write_text("api_base: http://127.0.0.1:9/v1\n", encoding="utf-8")
+    env = _cli_env(tmp_path / "data", tmp_path / "cache")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "troupe", "tree", "--config", str(config)],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+
+    assert b"ignored its api_base" in result.stderr, result.stderr
+    assert raw_escapes(result.stderr) == []
+    assert shown_escaped(result.stderr, (f"repo{visible(CLIPBOARD_NAME)}",)) == []
