@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from troupe_servers import ServerFactory, run_body
 
 from fakes.openai_server import serve, slow, text_reply
-from troupe_servers import ServerFactory, run_body
 
 pytestmark = pytest.mark.serve
 
