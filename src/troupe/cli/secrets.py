@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich
-from .options import ConfigOpt, DataDirOpt, resolved_data_dir
+from .options import ConfigOpt, DataDirOpt, ListJsonOpt, resolved_data_dir
 
 if TYPE_CHECKING:
     from ..builtins.secret_store import SecretStore
@@ -75,9 +75,7 @@ def set_secret(
 
 @secrets_app.command("list")
 def list_secrets(
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print one JSON array instead of a table.")
-    ] = False,
+    json_output: ListJsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:

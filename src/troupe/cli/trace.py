@@ -14,7 +14,7 @@ from rich.tree import Tree
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich, json_text
-from .options import ConfigOpt, DataDirOpt, resolved_data_dir
+from .options import ConfigOpt, DataDirOpt, ListJsonOpt, resolved_data_dir
 
 if TYPE_CHECKING:
     from ..runtime.tracing import Trace, TraceStore
@@ -45,9 +45,7 @@ def _when(ts: float) -> str:
 def list_traces(
     limit: Annotated[int, typer.Option(help="How many, newest first.", min=1)] = 20,
     session: Annotated[str | None, typer.Option(help="Only this session.")] = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print one JSON array instead of a table.")
-    ] = False,
+    json_output: ListJsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
