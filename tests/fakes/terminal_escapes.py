@@ -11,6 +11,11 @@ import re
 
 _STYLE = re.compile(r"\x1b\[[0-9;]*m")
 """Rich's own colour and bold codes, which it writes at a terminal."""
+_STATUS_LINE = re.compile(rb"\r\x1b\[1A\x1b\[2K|\r\x1b\[2K|\x1b\[\?25[lh]")
+"""What troupe's start-up spinner (Rich's status line) writes at a terminal: a
+carriage return and erase before each frame, the erase of its line when it
+ends, and the cursor hidden meanwhile. The payload's own erase comes after the
+text it hides ("fake\x1b[2K\r"), so removing these leaves it in place."""
 
 CLIPBOARD = "\x1b]52;c;aGk=\x07"
 """OSC 52: write "hi" to the terminal's clipboard."""
@@ -44,6 +49,7 @@ SHOWN_AS_JSON = (
 def raw_escapes(output: bytes) -> list[bytes]:
     """The dangerous byte sequences in ``output``, plus a carriage return not
     followed by a newline (a pty turns each newline into CR LF)."""
+    output = _STATUS_LINE.sub(b"", output)
     found = [seq for seq in RAW_BYTES if seq in output]
     if b"\r" in output.replace(b"\r\n", b""):
         found.append(b"\r")
