@@ -11,11 +11,6 @@ import re
 
 _STYLE = re.compile(r"\x1b\[[0-9;]*m")
 """Rich's own colour and bold codes, which it writes at a terminal."""
-_STATUS_LINE = re.compile(rb"\r\x1b\[1A\x1b\[2K|\r\x1b\[2K|\x1b\[\?25[lh]")
-"""What troupe's start-up spinner (Rich's status line) writes at a terminal: a
-carriage return and erase before each frame, the erase of its line when it
-ends, and the cursor hidden meanwhile. The payload's own erase comes after the
-text it hides ("fake\x1b[2K\r"), so removing these leaves it in place."""
 
 CLIPBOARD = "\x1b]52;c;aGk=\x07"
 """OSC 52: write "hi" to the terminal's clipboard."""
@@ -28,8 +23,19 @@ C1 = "\x9b2K\x9d0;c1\x9c"
 PAYLOAD = f"start {CLIPBOARD} {TITLE} fake{CLEAR_LINE}\rreal {C1} end"
 """All of them in one text, with a carriage return that would overwrite "fake"."""
 
-RAW_BYTES = (b"\x1b]", b"\x07", b"\x1b[2K", b"\x9b", b"\x9d", b"\xc2\x9b", b"\xc2\x9d")
-"""Bytes that must never reach the output (a terminal would act on them)."""
+RAW_BYTES = (
+    b"\x1b]",
+    b"\x07",
+    b"fake\x1b[2K",
+    b"\rreal",
+    b"\x9b",
+    b"\x9d",
+    b"\xc2\x9b",
+    b"\xc2\x9d",
+)
+"""Bytes of :data:`PAYLOAD` that must never reach the output (a terminal would act
+on them). The line-clearing CSI and the carriage return are looked for where the
+payload has them: troupe's own spinner clears its line with the same codes."""
 SHOWN = (
     "\\x1b]52;c;aGk=\\x07",
     "\\x1b]0;pwned\\x07",
@@ -47,13 +53,8 @@ SHOWN_AS_JSON = (
 
 
 def raw_escapes(output: bytes) -> list[bytes]:
-    """The dangerous byte sequences in ``output``, plus a carriage return not
-    followed by a newline (a pty turns each newline into CR LF)."""
-    output = _STATUS_LINE.sub(b"", output)
-    found = [seq for seq in RAW_BYTES if seq in output]
-    if b"\r" in output.replace(b"\r\n", b""):
-        found.append(b"\r")
-    return found
+    """The parts of :data:`PAYLOAD` found raw in ``output``."""
+    return [seq for seq in RAW_BYTES if seq in output]
 
 
 def shown_escaped(output: bytes, forms: tuple[str, ...] = SHOWN) -> list[str]:
