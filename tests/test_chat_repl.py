@@ -22,7 +22,7 @@ UP = "\x1b[A"
 class Terminal:
     """``troupe chat`` at a pseudo-terminal, 80 columns wide."""
 
-    def __init__(self, workspace: Path, data_dir: Path) -> None:
+    def __init__(self, workspace: Path, data_dir: Path, *message: str) -> None:
         master, slave = pty.openpty()
         env = {
             **os.environ,
@@ -33,7 +33,7 @@ class Terminal:
             "TROUPE_DATA_DIR": str(data_dir),
         }
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "troupe", "chat", "--workspace", str(workspace)],
+            [sys.executable, "-m", "troupe", "chat", "--workspace", str(workspace), *message],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -157,3 +157,20 @@ def test_an_unknown_command_says_so_and_lists_the_commands(tmp_path: Path) -> No
 )
 def test_only_a_single_slash_word_is_a_command(text: str, command: str | None) -> None:
     assert command_of(text) == command
+
+
+def test_a_cold_start_shows_what_it_is_doing_at_a_terminal(dirs: tuple[Path, Path]) -> None:
+    term = Terminal(*dirs, "list the files")
+    try:
+        term.expect(b"path:")
+        assert b"starting troupe" in term.seen
+    finally:
+        term.proc.wait(timeout=60)
+        os.close(term.master)
+
+
+def test_piped_output_carries_no_spinner(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["chat", "--workspace", str(tmp_path), "hello"])
+
+    assert result.exit_code == 0, result.output
+    assert "starting troupe" not in result.output

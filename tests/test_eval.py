@@ -385,7 +385,17 @@ def test_the_eval_tables_show_every_number_whole_at_80_columns(tmp_path: Path) -
     out_json = tmp_path / "eval.json"
     result = CliRunner().invoke(
         app,
-        ["eval", "--model", "offline", "--limit", "14", "--out-json", str(out_json)],
+        [
+            "eval",
+            "--model",
+            "offline",
+            "--limit",
+            "14",
+            "--out-json",
+            str(out_json),
+            "--out-html",
+            str(tmp_path / "eval.html"),
+        ],
         env={"COLUMNS": "80"},
     )
     assert result.exit_code == 0, result.output

@@ -25,6 +25,7 @@ def run_eval(tmp_path: Path, router: str, limit: int) -> tuple[str, dict[str, An
             "eval", "--model", "offline", "--router", router, "--limit", str(limit),
             "--out-json", str(out_json), "--out-html", str(tmp_path / "eval.html"),
         ],
+        env={"COLUMNS": "200"},  # one table: the test reads its headings, not the layout
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     return result.output, json.loads(out_json.read_text())

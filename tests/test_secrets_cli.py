@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,15 @@ def test_deleting_a_secret_that_does_not_exist_names_the_stored_ones_without_ask
     assert "no secret named 'NOPE'" in text and "KEPT" in text
     assert "Delete secret" not in text
     assert SecretStore(tmp_path).exists("KEPT")
+
+
+def test_secrets_list_json_gives_names_and_references_never_values(tmp_path: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(app, ["secrets", "set", "GH_TOKEN", "--data-dir", str(tmp_path)], input="v4lue\n")
+
+    listed = runner.invoke(app, ["secrets", "list", "--json", "--data-dir", str(tmp_path)])
+
+    assert listed.exit_code == 0, listed.output
+    [row] = json.loads(listed.output)
+    assert row["name"] == "GH_TOKEN" and row["reference"] == "{{secret:GH_TOKEN}}"
+    assert "v4lue" not in listed.output

@@ -192,15 +192,17 @@ def _trace_ids(listed: bytes) -> list[str]:
     return [*question, *(i for i in ids if i not in question and i != "id")]
 
 
-def test_trace_show_json_is_exact_json_with_the_escapes_json_escaped(
+def test_trace_show_and_list_json_are_exact_json_with_the_escapes_json_escaped(
     pty_chat: PtyChat,
 ) -> None:
     question = _trace_ids(_troupe(pty_chat, "trace", "list"))[0]
 
     raw = _troupe(pty_chat, "trace", "show", "--json", question)
+    listed = _troupe(pty_chat, "trace", "list", "--json")
 
-    assert raw_escapes(raw) == []
+    assert raw_escapes(raw) == [] and raw_escapes(listed) == []
     assert json.loads(raw)["request"] == QUESTION
+    assert QUESTION in [t["request"] for t in json.loads(listed)]
 
 
 def test_chat_json_output_is_exact_json_with_every_control_json_escaped(

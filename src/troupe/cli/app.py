@@ -12,7 +12,7 @@ from ..errors import TroupeError
 from ..terminal_text import for_rich, visible
 from ..workspace_config import trust_from_the_command_line
 from . import bench, secrets, serve, sessions, trace
-from .common import console, fail, quiet_logs
+from .common import console, fail, quiet_logs, working
 from .eval import register as register_eval
 from .options import (
     ApiBaseOpt,
@@ -199,21 +199,22 @@ def chat(
     quiet_logs(verbose)
     trust_from_the_command_line(trust_workspace_config)
     try:
-        chat_session = ChatSession.open(
-            config_path=config,
-            model=model,
-            workspace=workspace,
-            topology=topology,
-            single_agent=single_agent,
-            data_dir=data_dir,
-            session_id=session or new_session_id(),
-            persist=message is None or session is not None,
-            json_output=json_output,
-            console=console,
-            approve=approve,
-            api_base=api_base,
-            router=router,
-        )
+        with working("starting troupe: the model client and the agent tree"):
+            chat_session = ChatSession.open(
+                config_path=config,
+                model=model,
+                workspace=workspace,
+                topology=topology,
+                single_agent=single_agent,
+                data_dir=data_dir,
+                session_id=session or new_session_id(),
+                persist=message is None or session is not None,
+                json_output=json_output,
+                console=console,
+                approve=approve,
+                api_base=api_base,
+                router=router,
+            )
     except TroupeError as exc:
         raise fail(exc) from None
     try:

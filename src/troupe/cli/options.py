@@ -57,6 +57,11 @@ TrustOpt = Annotated[
     ),
 ]
 
+ListJsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON array instead of a table.")
+]
+"""``--json`` of the listing commands (sessions, traces, secrets)."""
+
 
 def resolved_data_dir(config: Path | None, data_dir: Path | None) -> Path:
     """The data directory every command uses: --data-dir > TROUPE_DATA_DIR > file > default."""

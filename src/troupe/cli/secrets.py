@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.table import Table
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich
-from .options import ConfigOpt, DataDirOpt
+from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
     from ..builtins.secret_store import SecretStore
@@ -77,12 +78,19 @@ def set_secret(
 
 
 @secrets_app.command("list")
-def list_secrets(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> None:
+def list_secrets(
+    json_output: ListJsonOpt = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
     """Secret names and dates (never values)."""
     try:
         rows = _vault(config, data_dir).describe()
     except TroupeError as exc:
         raise _fail(str(exc)) from None
+    if json_output:
+        print(json.dumps(rows, indent=2))
+        return
     if not rows:
         console.print("No secrets stored yet: `troupe secrets set NAME`.")
         return

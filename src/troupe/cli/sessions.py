@@ -17,7 +17,7 @@ from rich.table import Table
 from ..errors import InvalidRequestError
 from ..terminal_text import for_rich, json_text, visible
 from .common import console, fail, quiet_logs
-from .options import ConfigOpt, DataDirOpt
+from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
     from google.adk.sessions.base_session_service import BaseSessionService
@@ -36,7 +36,6 @@ StoreOpt = Annotated[
     str | None,
     typer.Option("--session-store", help="sqlite:///..., postgresql+asyncpg://..."),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -48,7 +47,7 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[
             int, typer.Option("--limit", "-n", min=1, help="Show the N most recently active.")
         ] = 50,
-        json_output: JsonOpt = False,
+        json_output: ListJsonOpt = False,
         config: ConfigOpt = None,
         data_dir: DataDirOpt = None,
         session_store: StoreOpt = None,
@@ -61,7 +60,7 @@ def register(app: typer.Typer) -> None:
     def show(
         session_id: Annotated[str, typer.Argument(help="The session to print.")],
         user: UserOpt = None,
-        json_output: JsonOpt = False,
+        json_output: ListJsonOpt = False,
         config: ConfigOpt = None,
         data_dir: DataDirOpt = None,
         session_store: StoreOpt = None,

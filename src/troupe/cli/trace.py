@@ -14,7 +14,7 @@ from rich.tree import Tree
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich, json_text
-from .options import ConfigOpt, DataDirOpt
+from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
     from ..runtime.tracing import Trace, TraceStore
@@ -45,17 +45,26 @@ def _when(ts: float) -> str:
 def list_traces(
     limit: Annotated[int, typer.Option(help="How many, newest first.", min=1)] = 20,
     session: Annotated[str | None, typer.Option(help="Only this session.")] = None,
+    json_output: ListJsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """The newest traces: when, session, request, path, outcome, calls and time."""
     traces = _store(config, data_dir).list(limit=limit, session_id=session)
+    if json_output:
+        # ASCII-only JSON: every control character is a \u escape.
+        print(json.dumps([_summary(t) for t in traces], indent=2))
+        return
     if not traces:
         console.print("No traces yet: run `troupe chat` first.")
         return
-    table = Table(
-        "id", "when", "session", "request", "path", "outcome", "model calls", "tokens", "ms"
-    )
+    table = Table()
+    # Narrow terminals fold cells over lines instead of cutting ids and numbers to "…".
+    for heading in ("id", "when", "session", "request", "path", "outcome"):
+        table.add_column(heading, overflow="fold")
+    for heading in ("model calls", "tokens", "ms"):
+        table.add_column(heading, overflow="fold", justify="right")
+    table.columns[0].min_width = max(len(t.id) for t in traces)
     for t in traces:
         # A cell is Rich markup; the request and path come from the person and the model.
         table.add_row(
@@ -70,6 +79,21 @@ def list_traces(
             f"{t.duration_ms:.0f}",
         )
     console.print(table)
+
+
+def _summary(trace: Trace) -> dict[str, object]:
+    """What ``trace list --json`` gives for one trace (``trace show --json`` has it all)."""
+    return {
+        "id": trace.id,
+        "started_at": trace.started_at,
+        "session_id": trace.session_id,
+        "request": trace.request,
+        "path": trace.path,
+        "outcome": trace.outcome,
+        "model_calls": len(trace.model_calls),
+        "tokens": trace.tokens(),
+        "duration_ms": trace.duration_ms,
+    }
 
 
 def render_trace(trace: Trace) -> Tree:
