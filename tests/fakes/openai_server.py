@@ -106,6 +106,27 @@ class FakeOpenAI:
         }
 
 
+def stream_chunks(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """A chat completion as the chunks an OpenAI-compatible server streams."""
+    choice = payload["choices"][0]
+    message = choice["message"]
+    base = {k: payload[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    words = (message.get("content") or "").split(" ")
+    if message.get("content"):
+        chunks += [chunk({"content": w if i == 0 else " " + w}) for i, w in enumerate(words)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        chunks.append(chunk({"tool_calls": [{**call, "index": index}]}))
+    last = chunk({}, choice["finish_reason"])
+    last["usage"] = payload["usage"]
+    return [*chunks, last]
+
+
 def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -116,7 +137,22 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            self._send(*fake.completion(body))
+            status, payload = fake.completion(body)
+            if body.get("stream") and status == 200:
+                self._stream(payload)
+            else:
+                self._send(status, payload)
+
+        def _stream(self, payload: dict[str, Any]) -> None:
+            """The completion as server-sent chunks, the text a word at a time."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for chunk in stream_chunks(payload):
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()

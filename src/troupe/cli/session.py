@@ -24,7 +24,7 @@ from ..runtime.approvals import (
     run_with_approvals,
 )
 from ..runtime.assistant import Assistant
-from ..runtime.events import Step, steps
+from ..runtime.events import Step, partial_text, steps
 from ..settings import load_settings
 from ..terminal_text import for_rich, json_text
 from ..tree import build_agent_tree
@@ -92,7 +92,9 @@ class ChatSession:
             from ..sessions import open_session_store
 
             service = open_session_store(settings.session_store, settings.lock_limits)
-        assistant = Assistant(root, service, trace_store=traces)
+        # Replies stream to the terminal as the model writes them (JSON output
+        # keeps one object a step).
+        assistant = Assistant(root, service, trace_store=traces, stream=not json_output)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy, settings.data_dir)
 
@@ -104,6 +106,7 @@ class ChatSession:
         the exception's line says the same more exactly.
         """
         done: list[Step] = []
+        streaming: str | None = None  # the author whose reply is being streamed
         try:
             async for event in run_with_approvals(
                 self.assistant,
@@ -115,8 +118,16 @@ class ChatSession:
             ):
                 if is_approval_plumbing(event):
                     continue
+                if delta := partial_text(event):
+                    streaming = self._stream(event.author, delta, streaming)
+                    continue
                 for step in steps(event):
                     done.append(step)
+                    if streaming is not None:
+                        self.console.print()  # end the streamed line
+                        streamed, streaming = streaming, None
+                        if step.kind == "text" and step.author == streamed:
+                            continue  # already shown, piece by piece
                     if step.kind != "error":
                         self._show(step)
         except TroupeError:
@@ -130,6 +141,15 @@ class ChatSession:
         if not self.json_output and done:
             self.console.print(f"[dim]path: {for_rich(path_summary(done))}[/]")
         return not failures
+
+    def _stream(self, author: str, delta: str, streaming: str | None) -> str:
+        """Print a streamed piece of ``author``'s reply; the author now streaming."""
+        if streaming != author:
+            if streaming is not None:
+                self.console.print()
+            self.console.print(f"[bold]{for_rich(author)}[/]: ", end="")
+        self.console.print(for_rich(delta), end="", soft_wrap=True)
+        return author
 
     def _show(self, step: Step) -> None:
         if self.json_output:

@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.apps import App
 from google.adk.events.event import Event
 from google.adk.runners import Runner
@@ -108,6 +109,7 @@ class Assistant:
         app_name: str = DEFAULT_APP_NAME,
         user_id: str = DEFAULT_USER_ID,
         trace_store: TraceStore | None = None,
+        stream: bool = False,
     ) -> None:
         self.root_agent = root_agent
         self.session_service = session_service or InMemorySessionService()
@@ -120,6 +122,9 @@ class Assistant:
         )
         self.trace_store = trace_store
         """Where each turn's trace is written (None: traces are not kept)."""
+        self.stream = stream
+        """Ask models that stream for their text as it comes: ``run`` then also
+        yields partial events (``event.partial``) ahead of each final one."""
         self.last_turn: TurnRecord | None = None
         self.last_trace_id: str | None = None
         """What the guards recorded for the most recent turn."""
@@ -152,8 +157,9 @@ class Assistant:
             if isinstance(text, types.Content)
             else types.Content(role="user", parts=[types.Part(text=text)])
         )
+        config = RunConfig(streaming_mode=StreamingMode.SSE) if self.stream else None
         async for event in self.runner.run_async(
-            user_id=self.user_id, session_id=session_id, new_message=message
+            user_id=self.user_id, session_id=session_id, new_message=message, run_config=config
         ):
             yield event
 

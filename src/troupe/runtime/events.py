@@ -45,6 +45,13 @@ def _dump(value: Any) -> str:
         return str(value)
 
 
+def partial_text(event: Event) -> str:
+    """The text a streamed (partial) event adds; empty for any other event."""
+    if not event.partial or event.author == "user" or event.content is None:
+        return ""
+    return "".join(p.text for p in event.content.parts or [] if p.text and not p.thought)
+
+
 def steps(event: Event) -> list[Step]:
     """The steps one ADK event holds, in order."""
     if event.author == "user" or event.partial:
