@@ -162,6 +162,13 @@ class KnowledgeStore:
         """The SQLite file (a SQLite store only)."""
         return Path(self.store.path)
 
+    @property
+    def search_method(self) -> str:
+        """How :meth:`search` ranks, for the tools' results."""
+        if self.store.dialect == "postgresql":
+            return "full-text (PostgreSQL ts_rank)"
+        return "full-text (BM25)"
+
     # -- entries ---------------------------------------------------------
     def add_entry(
         self, *, kind: str, text: str, tags: Sequence[str] = (), source: str | None = None
