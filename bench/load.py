@@ -22,6 +22,7 @@ import ipaddress
 import json
 import os
 import platform
+import secrets
 import socket
 import statistics
 import subprocess
@@ -88,6 +89,10 @@ def make_workspace(root: Path) -> Path:
     return ws
 
 
+BENCH_VAULT_KEY = secrets.token_hex(32)
+"""The vault key every server of one benchmark run shares."""
+
+
 def start_server(root: Path, port: int, session_store: str | None) -> subprocess.Popen[bytes]:
     """``python -m troupe serve`` on 127.0.0.1:port with the offline model."""
     env = {k: v for k, v in os.environ.items() if k not in ("TROUPE_CONFIG", "TROUPE_AUTH_TOKEN")}
@@ -95,6 +100,8 @@ def start_server(root: Path, port: int, session_store: str | None) -> subprocess
     env["TROUPE_MODEL"] = "offline"
     if session_store:
         env["TROUPE_SESSION_STORE"] = session_store
+        # Replicas on one PostgreSQL share the vault and so its key.
+        env.setdefault("TROUPE_SECRET_KEY", BENCH_VAULT_KEY)
     cmd = [
         sys.executable, "-m", "troupe", "serve",
         "--host", "127.0.0.1", "--port", str(port),

@@ -53,6 +53,8 @@ def test_secrets_come_from_the_environment_and_the_replicas_require_a_token() ->
     text = (ROOT / "compose.yaml").read_text(encoding="utf-8")
     env = _compose()["services"]["troupe"]["environment"]
     assert env["TROUPE_AUTH_TOKEN"] == "${TROUPE_AUTH_TOKEN:?set TROUPE_AUTH_TOKEN}"
+    # One vault key for every replica, never generated per replica.
+    assert env["TROUPE_SECRET_KEY"] == "${TROUPE_SECRET_KEY:?set TROUPE_SECRET_KEY}"
     assert "${POSTGRES_PASSWORD:?" in env["TROUPE_SESSION_STORE"]
     assert not re.search(r"PASSWORD: [^$\s]", text)
 

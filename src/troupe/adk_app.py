@@ -13,7 +13,6 @@ from __future__ import annotations
 from google.adk.apps import App
 
 from .runtime.app import build_app
-from .runtime.tracing import TraceStore
 from .settings import load_settings
 from .tree import build_agent_tree
 
@@ -25,4 +24,4 @@ def adk_app(name: str = ADK_APP_NAME) -> App:
     """The troupe App built from the environment's settings, traces kept."""
     settings = load_settings()
     root = build_agent_tree(settings.config)
-    return build_app(root, name=name, trace_store=TraceStore(settings.data_dir / "traces.db"))
+    return build_app(root, name=name, trace_store=settings.trace_store())

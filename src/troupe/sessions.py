@@ -21,7 +21,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from google.adk.events.event import Event
 from google.adk.sessions.base_session_service import BaseSessionService
@@ -42,6 +42,7 @@ from .runtime.session_lock import (
     session_turns,
 )
 from .sandbox.private import private_file
+from .store_urls import redact as redact
 
 logger = logging.getLogger("troupe.sessions")
 
@@ -55,21 +56,6 @@ _EXAMPLES = (
     "sqlite:////absolute/path/sessions.db, sqlite:///relative.db, "
     "postgresql+asyncpg://user:password@127.0.0.1:5432/troupe or memory://"
 )
-
-
-def redact(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-    except ValueError:
-        return "<unparseable URL>"
-    netloc = f"{parts.username}:***@{host}" if parts.username else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -90,6 +76,14 @@ def open_session_store(url: str, limits: LockLimits | None = None) -> BaseSessio
     """
     if "://" not in url:
         raise ConfigError(f"session_store {url!r} is not a URL. Use one of: {_EXAMPLES}.")
+    scheme = urlsplit(url).scheme.lower()
+    if scheme.startswith("postgres") and scheme != "postgresql+asyncpg":
+        # The session lock and turn records speak asyncpg; a sync driver (or
+        # psycopg's async mode, picked when psycopg is installed) is not tested.
+        raise ConfigError(
+            f"session_store {redact(url)!r} does not name the async driver troupe's sessions "
+            "use; write it as postgresql+asyncpg://user:password@host:5432/db"
+        )
     file = sqlite_file(url)
     if file is not None:
         private_file(file)

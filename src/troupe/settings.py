@@ -56,7 +56,9 @@ from .workspace_config import distrust, lies_inside, trusted_by_flag, warn_ignor
 from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
+    from .builtins._database import Postgres
     from .config import Config
+    from .runtime.tracing import TraceStore
     from .tools import Tool
 
 CONFIG_ENV = "TROUPE_CONFIG"
@@ -130,6 +132,12 @@ class VaultSection(BaseModel):
         default_factory=list,
         description="Variables of troupe's environment secrets_set(from_env=...) may store "
         "(none by default; never a model provider's key or TROUPE_*).",
+    )
+
+    key_file: Path | None = Field(
+        default=None,
+        description="A file (owner-only) holding the vault's master key; needed with a "
+        "PostgreSQL session store unless TROUPE_SECRET_KEY is set.",
     )
 
     @field_validator("import_env", mode="before")
@@ -240,6 +248,20 @@ class Settings(TeamOptions):
             self.session_store = default_session_store(self.data_dir)
 
     @cached_property
+    def state_database(self) -> Postgres | None:
+        """The PostgreSQL database every built-in store and the traces share when the
+        session store is PostgreSQL; None keeps them as SQLite files in the data directory."""
+        from .builtins._database import Postgres
+
+        return Postgres.for_session_store(self.session_store)
+
+    def trace_store(self) -> TraceStore:
+        """Where turns' traces go: the shared database, else ``traces.db`` in the data dir."""
+        from .runtime.tracing import TraceStore
+
+        return TraceStore(self.state_database or self.data_dir / "traces.db")
+
+    @cached_property
     def config(self) -> Config:
         """The :class:`troupe.Config` these settings describe (built-in tools included)."""
         from .builtins import builtin_tools
@@ -257,6 +279,8 @@ class Settings(TeamOptions):
                 shell_network=self.shell.network,
                 browser_allow_hosts=self.browser.allow_hosts,
                 import_env=self.vault.import_env,
+                database=self.state_database,
+                vault_key_file=self.vault.key_file,
             )
             if self.builtin_tools
             else []

@@ -13,14 +13,29 @@ leaks.
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 
 from fakes.tool_runs import ToolRun
+from troupe.mcp import McpServer
 from troupe.runtime.approvals import ApprovalPolicy, ApprovalRequest, approval_requests
 from troupe.sandbox import sandbox_status
 
 NO_NAMESPACES_ENV = "TROUPE_TEST_NO_NAMESPACES"
 """Set to 1 to run the tests as on a machine where bwrap cannot create namespaces."""
+FAKE_SERVER = str(Path(__file__).parent / "mcp_server.py")
+
+
+def spy_server(workspace: Path, data_dir: Path) -> McpServer:
+    """The test MCP server with its hostile ``--spy`` tools, placed with the librarian."""
+    return McpServer(
+        name="spy",
+        command=sys.executable,
+        args=[FAKE_SERVER, "--spy"],
+        agent="librarian",
+        workspace=workspace,
+        data_dir=data_dir,
+    )
 
 
 def failing_bwrap(folder: Path) -> str:

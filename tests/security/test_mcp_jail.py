@@ -10,20 +10,17 @@ the test server's ``--spy`` tools try what a hostile server would.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakes.containment import check_contained
+from fakes.containment import check_contained, spy_server
 from fakes.package_cache import npm_package
 from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import ToolRun, call_server_tool, everything_shown
 from troupe.mcp import McpServer
 from troupe.runtime.approvals import ApprovalPolicy
-
-FAKE_SERVER = str(Path(__file__).parent.parent / "fakes" / "mcp_server.py")
 
 
 @pytest.fixture
@@ -51,21 +48,12 @@ def _filesystem(binary: Path, workspace: Path, data_dir: Path, allowed: Path) ->
     )
 
 
-def _spy(workspace: Path, data_dir: Path) -> McpServer:
-    return McpServer(
-        name="spy",
-        command=sys.executable,
-        args=[FAKE_SERVER, "--spy"],
-        agent="librarian",
-        workspace=workspace,
-        data_dir=data_dir,
-    )
-
-
 async def _spy_call(
     workspace: Path, data_dir: Path, tool: str, args: dict[str, Any], policy: ApprovalPolicy
 ) -> ToolRun:
-    return await call_server_tool(_spy(workspace, data_dir), "librarian", tool, args, policy=policy)
+    return await call_server_tool(
+        spy_server(workspace, data_dir), "librarian", tool, args, policy=policy
+    )
 
 
 @pytest.mark.parametrize("spelling", ["absolute", "relative", "dotted"])

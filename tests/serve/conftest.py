@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from troupe_servers import ServerFactory, free_port
+from troupe_servers import TEST_VAULT_KEY, ServerFactory, free_port
 
 POSTGRES_ENV = "TROUPE_TEST_POSTGRES_URL"
 
@@ -36,9 +36,13 @@ def _store_params() -> list[object]:
 
 
 @pytest.fixture(params=_store_params())
-def session_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A session store URL: a new SQLite file, or the test PostgreSQL database."""
+def session_store(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """A session store URL: a new SQLite file, or the test PostgreSQL database
+    (whose shared vault needs TROUPE_SECRET_KEY, set here as an operator would)."""
     if request.param == "postgresql":
+        monkeypatch.setenv("TROUPE_SECRET_KEY", TEST_VAULT_KEY)
         return os.environ[POSTGRES_ENV]
     return f"sqlite:///{(tmp_path / 'store' / 'sessions.db').as_posix()}"
 

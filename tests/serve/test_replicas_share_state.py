@@ -1,12 +1,16 @@
 """Replicas on one PostgreSQL with separate data directories read what another wrote.
 
-Covered so far: sessions, A2A tasks and keyed turns. Knowledge, memory, the
-vault and traces are still per replica (README "Running N replicas").
+Sessions, A2A tasks, keyed turns, memory, knowledge and traces here, through
+``troupe serve`` and the offline model; the vault (an approved secret) and
+facts in tests/serve/test_replicas_share_stores.py.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import uuid
 
 import httpx
@@ -74,3 +78,52 @@ def test_three_replicas_read_the_sessions_tasks_and_turns_another_wrote(
         for part in event["content"]["parts"]
     ]
     assert user_texts == ["hello"]
+
+    # A memory stored through one replica is recalled through another, and a
+    # knowledge entry saved through one is found through a third.
+    word = f"teal{uuid.uuid4().hex[:6]}"
+    sessions = [f"stores-{uuid.uuid4().hex[:8]}" for _ in range(4)]
+    turns = [
+        (first, sessions[0], f"remember that my favourite colour is {word}"),
+        (second, sessions[1], f"recall what I said about {word}"),
+        (second, sessions[2], f"save knowledge: the {word} deploy key rotates every 30 days"),
+        (third, sessions[3], f"search knowledge for {word} key rotation"),
+    ]
+    answers = []
+    with httpx.Client(timeout=60.0) as client:
+        for replica, session_id, text in turns:
+            made = client.post(
+                f"{replica.url}/apps/troupe/users/u/sessions", json={"session_id": session_id}
+            )
+            made.raise_for_status()
+            reply = client.post(f"{replica.url}/run", json=run_body(session_id, text))
+            assert reply.status_code == 200, reply.text
+            answers.append(_answer(reply.json()))
+    assert "memory_recall" in answers[1] and f"my favourite colour is {word}" in answers[1]
+    assert "search_knowledge" in answers[3]
+    assert f"the {word} deploy key rotates every 30 days" in answers[3]
+    for replica in (first, second, third):
+        data_dir = replica.env["TROUPE_DATA_DIR"]
+        assert not [n for n in os.listdir(data_dir) if n in ("memory.db", "knowledge.db")]
+
+    # `troupe trace list` against the database lists the turns of every replica.
+    listed = subprocess.run(
+        [sys.executable, "-m", "troupe", "trace", "list", "--json", "--limit", "200"],
+        env={**first.env, "TROUPE_SESSION_STORE": env["TROUPE_SESSION_STORE"]},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    traced = {trace["session_id"] for trace in json.loads(listed.stdout)}
+    assert set(sessions) <= traced
+
+
+def _answer(events: list[dict[str, object]]) -> str:
+    """The texts of a /run response's events, joined."""
+    texts = []
+    for event in events:
+        content = event.get("content")
+        if isinstance(content, dict):
+            texts += [str(p.get("text", "")) for p in content.get("parts", []) if p.get("text")]
+    return "\n".join(texts)

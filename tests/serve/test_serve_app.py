@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
+from troupe_servers import TEST_VAULT_KEY
 
 from troupe import ConfigError
 from troupe.server import ServeOptions, build_app
@@ -136,8 +137,9 @@ def test_the_agent_card_is_public_and_lists_capabilities_not_tool_names(
 
 
 def test_readiness_fails_while_the_store_is_unreachable(
-    workspace: Path, tmp_path: Path, unused_port: int
+    workspace: Path, tmp_path: Path, unused_port: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("TROUPE_SECRET_KEY", TEST_VAULT_KEY)  # a PostgreSQL vault needs one
     store = f"postgresql+asyncpg://troupe@127.0.0.1:{unused_port}/nowhere"
     app = build_app(_settings(workspace, tmp_path, store, None), ServeOptions())
     with TestClient(app, base_url=BASE) as test_client:

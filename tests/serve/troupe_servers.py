@@ -65,6 +65,10 @@ class ServerProcess:
                 self.proc.wait(timeout=10)
 
 
+TEST_VAULT_KEY = "5e" * 32
+"""The vault key of every test replica on PostgreSQL (the test database keeps its seal)."""
+
+
 def troupe_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """The environment for a troupe subprocess: offline, isolated data, no config."""
     env = {
@@ -79,6 +83,9 @@ def troupe_env(data_dir: Path, **extra: str) -> dict[str, str]:
         ADK_SUPPRESS_A2A_EXPERIMENTAL_FEATURE_WARNINGS="1",
     )
     env.update(extra)
+    if env.get("TROUPE_SESSION_STORE", "").startswith("postgres"):
+        # Replicas on one database share the vault, so they share its key.
+        env.setdefault("TROUPE_SECRET_KEY", TEST_VAULT_KEY)
     return env
 
 

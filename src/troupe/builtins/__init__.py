@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..sandbox.private import protected_paths
 from ..tools import Tool
+from ._database import Postgres
 from ._store import StoreError, resolve_data_dir
+from ._vault_key import shared_key_configured, shared_key_missing
 from .browser_session import browser_unavailable_reason
 from .chronicler import ChroniclerTools, chronicler_tools
 from .knowledge_store import KnowledgeStore
@@ -30,6 +33,8 @@ def builtin_tools(
     shell_network: bool = False,
     browser_allow_hosts: Sequence[str] = (),
     import_env: Sequence[str] = (),
+    database: Postgres | None = None,
+    vault_key_file: str | Path | None = None,
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
@@ -42,12 +47,20 @@ def builtin_tools(
     ``browser_allow_hosts`` lists the host. ``secrets_set(from_env=...)`` reads
     only the variables ``import_env`` names (never a model provider's key or
     ``TROUPE_*``; see :mod:`troupe.builtins.env_import`).
+
+    With a PostgreSQL ``database`` (:class:`troupe.builtins._database.Postgres`)
+    the stores live there instead, shared by every process using it; the
+    vault's key then comes from TROUPE_SECRET_KEY or ``vault_key_file``, and
+    neither being set is a :class:`ConfigError` here, before any turn runs.
     """
     data = resolve_data_dir(data_dir)
     root = Workspace(workspace).root
     ws = Workspace(root, private=protected_paths(data, root))
-    knowledge = KnowledgeStore(data / "knowledge.db")
-    secrets = SecretStore(data)
+    key_file = None if vault_key_file is None else Path(vault_key_file).expanduser()
+    if database is not None and not shared_key_configured(key_file):
+        raise ConfigError(shared_key_missing())
+    knowledge = KnowledgeStore(database or data / "knowledge.db")
+    secrets = SecretStore(data, database=database, key_file=key_file)
     tools = [
         *operator_tools(
             ws,
@@ -60,7 +73,7 @@ def builtin_tools(
         ),
         *vault_tools(ws, secrets, import_env),
         *librarian_tools(knowledge),
-        *chronicler_tools(MemoryStore(data / "memory.db")),
+        *chronicler_tools(MemoryStore(database or data / "memory.db")),
     ]
     # Without Playwright or Chromium the navigator is left out; `troupe tree` says why.
     if browser_unavailable_reason() is None:

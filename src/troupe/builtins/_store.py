@@ -41,6 +41,8 @@ class Store:
     threads ADK runs sync tools in; opening a local SQLite file is cheap.
     """
 
+    dialect = "sqlite"
+
     def __init__(
         self,
         path: str | Path,
@@ -84,6 +86,15 @@ class Store:
             conn.close()
             raise self._explain(exc) from None
         return conn
+
+    @property
+    def where(self) -> str:
+        """The file, for messages."""
+        return str(self.path)
+
+    def exists(self) -> bool:
+        """True once the file has been created."""
+        return self.path.exists()
 
     def open(self) -> None:
         """Create the file and its schema now, so a bad location fails before any work."""

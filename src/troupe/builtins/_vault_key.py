@@ -13,7 +13,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ..errors import TroupeError
+from ..errors import ConfigError, TroupeError
 from ..sandbox.private import publish_once
 
 KEY_ENV = "TROUPE_SECRET_KEY"
@@ -42,10 +42,26 @@ def parse_key(text: str, *, origin: str) -> bytes:
     )
 
 
-def load_master_key(data_dir: Path) -> bytes:
-    """The master key: TROUPE_SECRET_KEY, else the key file, created (mode 0600) if missing."""
+def load_master_key(data_dir: Path, *, key_file: Path | None = None, shared: bool = False) -> bytes:
+    """The master key: TROUPE_SECRET_KEY, else ``key_file`` (the ``vault.key_file``
+    setting), else ``secret.key`` in the data directory, created (mode 0600) if missing.
+
+    A ``shared`` vault (in a database every replica uses) never gets a new key:
+    one made by one replica would lock the others out, so it needs the variable
+    or the setting, and a :class:`ConfigError` naming both says so.
+    """
     if env := os.environ.get(KEY_ENV):
         return parse_key(env, origin=f"the {KEY_ENV} environment variable")
+    if key_file is not None:
+        if not key_file.exists():
+            raise ConfigError(
+                f"vault.key_file {str(key_file)!r} does not exist; write the key there "
+                "(64 hex characters, `python -c 'import secrets; print(secrets.token_hex(32))'`"
+                f", mode 600) or set {KEY_ENV}"
+            )
+        return _read_key_file(key_file)
+    if shared:
+        raise ConfigError(shared_key_missing())
     path = data_dir / KEY_FILENAME
     if not path.exists():
         try:
@@ -56,6 +72,21 @@ def load_master_key(data_dir: Path) -> bytes:
                 f"data directory or set {KEY_ENV}"
             ) from None
     return _read_key_file(path)
+
+
+def shared_key_missing() -> str:
+    """The message for a shared (PostgreSQL) vault with no key configured."""
+    return (
+        f"the vault is in the shared PostgreSQL database, so every replica needs the same "
+        f"key: set the {KEY_ENV} environment variable (64 hex characters) or vault.key_file "
+        "(a path to an owner-only file holding it) in troupe.yaml; troupe never generates "
+        "a key per replica"
+    )
+
+
+def shared_key_configured(key_file: Path | None) -> bool:
+    """True when a shared vault has a key source: the variable or ``vault.key_file``."""
+    return bool(os.environ.get(KEY_ENV)) or key_file is not None
 
 
 def _read_key_file(path: Path) -> bytes:

@@ -1,7 +1,11 @@
 """The librarian's store: knowledge and learnings (FTS5 + embeddings), facts and skills.
 
-One SQLite file, ``knowledge.db`` in the data directory. The operator reads
-the skills table too, to run a saved skill.
+One SQLite file, ``knowledge.db`` in the data directory, or the
+``troupe_knowledge`` schema of the PostgreSQL database the sessions use (see
+:mod:`troupe.builtins._database`): full-text search is PostgreSQL's own
+(``to_tsvector``/``ts_rank``), and semantic search ranks the stored
+embeddings in troupe exactly as with SQLite. The operator reads the skills
+table too, to run a saved skill.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ._args import BadArgument, iso
+from ._database import NOCASE, Postgres, postgres_schema
 from ._embeddings import Embedder, dot, normalize
 from ._store import Store
 
@@ -77,13 +82,28 @@ SCHEMA = (
     )""",
 )
 
+PG_SCHEMA_NAME = "troupe_knowledge"
 
-def fts_query(text: str, *, ignore: frozenset[str] = frozenset()) -> str:
-    """A safe FTS5 query for free text: its words, any of which may match.
 
-    BM25 ranks entries matching more (and rarer) words first, so OR keeps
-    recall without losing precision at the top.
-    """
+def ts_vector(*columns: str) -> str:
+    """PostgreSQL's English text-search document of ``columns``, weighted A, B, C, ..."""
+    weights = "ABCD"
+    return " || ".join(
+        f"setweight(to_tsvector('english', {column}), '{weights[i]}')"
+        for i, column in enumerate(columns)
+    )
+
+
+_PG_DOCUMENT = ts_vector("e.text", "e.tags", "e.source")
+PG_SCHEMA = (
+    NOCASE,
+    *postgres_schema(SCHEMA),
+    f"CREATE INDEX IF NOT EXISTS entries_search ON entries USING GIN "
+    f"(({ts_vector('text', 'tags', 'source')}))",
+)
+
+
+def _query_words(text: str, ignore: frozenset[str]) -> list[str]:
     tokens = [t.lower() for t in _WORD.findall(text)]
     useful = [t for t in tokens if t not in _STOPWORDS and t not in ignore] or tokens
     unique = list(dict.fromkeys(useful))
@@ -92,7 +112,24 @@ def fts_query(text: str, *, ignore: frozenset[str] = frozenset()) -> str:
             f"the query {text!r} has no words to search for",
             "a query with at least one word, such as 'sqlite wal mode'",
         )
-    return " OR ".join(f'"{t}"' for t in unique)
+    return unique
+
+
+def fts_query(text: str, *, ignore: frozenset[str] = frozenset()) -> str:
+    """A safe FTS5 query for free text: its words, any of which may match.
+
+    BM25 ranks entries matching more (and rarer) words first, so OR keeps
+    recall without losing precision at the top.
+    """
+    return " OR ".join(f'"{t}"' for t in _query_words(text, ignore))
+
+
+def ts_query(text: str, *, ignore: frozenset[str] = frozenset()) -> str:
+    """The same words as :func:`fts_query`, as a PostgreSQL ``to_tsquery`` text.
+
+    Each word is a quoted lexeme (words are ``\\w+``, so no quote can occur).
+    """
+    return " | ".join(f"'{t}'" for t in _query_words(text, ignore))
 
 
 def _entry(row: Any, score: float | None = None) -> dict[str, Any]:
@@ -111,15 +148,26 @@ def _entry(row: Any, score: float | None = None) -> dict[str, Any]:
 
 
 class KnowledgeStore:
-    """Knowledge entries, learnings, facts and skills in one SQLite file."""
+    """Knowledge entries, learnings, facts and skills in one SQLite file or PostgreSQL schema."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.store = Store(path, schema=SCHEMA)
+    def __init__(self, path: str | Path | Postgres) -> None:
+        self.store: Any = (
+            path.store(PG_SCHEMA_NAME, PG_SCHEMA)
+            if isinstance(path, Postgres)
+            else Store(path, schema=SCHEMA)
+        )
 
     @property
     def path(self) -> Path:
-        """The SQLite file."""
-        return self.store.path
+        """The SQLite file (a SQLite store only)."""
+        return Path(self.store.path)
+
+    @property
+    def search_method(self) -> str:
+        """How :meth:`search` ranks, for the tools' results."""
+        if self.store.dialect == "postgresql":
+            return "full-text (PostgreSQL ts_rank)"
+        return "full-text (BM25)"
 
     # -- entries ---------------------------------------------------------
     def add_entry(
@@ -128,11 +176,11 @@ class KnowledgeStore:
         """Store a knowledge entry or a learning; returns it with its id."""
         now = time.time()
         with self.store.write() as conn:
-            cur = conn.execute(
-                "INSERT INTO entries(kind, text, tags, source, created_at) VALUES (?, ?, ?, ?, ?)",
+            row = conn.execute(
+                """INSERT INTO entries(kind, text, tags, source, created_at)
+                   VALUES (?, ?, ?, ?, ?) RETURNING *""",
                 (kind, text, ",".join(tags), source or "", now),
-            )
-            row = conn.execute("SELECT * FROM entries WHERE id = ?", (cur.lastrowid,)).fetchone()
+            ).fetchone()
         return _entry(row)
 
     def count(self) -> int:
@@ -141,7 +189,16 @@ class KnowledgeStore:
             return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
 
     def search(self, query: str, *, limit: int) -> list[dict[str, Any]]:
-        """Full-text search ranked by BM25; a higher score is a better match."""
+        """Full-text search ranked by BM25 (SQLite) or ts_rank (PostgreSQL); higher is better."""
+        if self.store.dialect == "postgresql":
+            with self.store.read() as conn:
+                rows = conn.execute(
+                    f"""SELECT e.*, ts_rank({_PG_DOCUMENT}, q) AS rank
+                        FROM entries e, to_tsquery('english', ?) q
+                        WHERE {_PG_DOCUMENT} @@ q ORDER BY rank DESC, e.id LIMIT ?""",
+                    (ts_query(query), limit),
+                ).fetchall()
+            return [_entry(row, row["rank"]) for row in rows]
         match = fts_query(query)
         with self.store.read() as conn:
             rows = conn.execute(
@@ -165,7 +222,7 @@ class KnowledgeStore:
                 "SELECT entry_id, vector FROM embeddings WHERE model = ?", (embedder.name,)
             ):
                 vector = array("f")
-                vector.frombytes(row["vector"])
+                vector.frombytes(bytes(row["vector"]))
                 scored.append((dot(query, vector), int(row["entry_id"])))
             scored.sort(reverse=True)
             top = scored[:limit]
@@ -191,7 +248,8 @@ class KnowledgeStore:
             vectors = embedder.embed([row["text"] for row in batch])
             with self.store.write() as conn:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings(entry_id, model, vector) VALUES (?, ?, ?)",
+                    """INSERT INTO embeddings(entry_id, model, vector) VALUES (?, ?, ?)
+                       ON CONFLICT (entry_id, model) DO UPDATE SET vector = excluded.vector""",
                     [
                         (row["id"], embedder.name, array("f", normalize(vec)).tobytes())
                         for row, vec in zip(batch, vectors, strict=True)
@@ -203,8 +261,8 @@ class KnowledgeStore:
         """Store a subject-predicate-object fact; storing it twice keeps one copy."""
         with self.store.write() as conn:
             cur = conn.execute(
-                """INSERT OR IGNORE INTO facts(subject, predicate, object, created_at)
-                   VALUES (?, ?, ?, ?)""",
+                """INSERT INTO facts(subject, predicate, object, created_at)
+                   VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING""",
                 (subject, predicate, obj, time.time()),
             )
             total = conn.execute(

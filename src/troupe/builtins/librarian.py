@@ -68,7 +68,7 @@ class LibrarianTools(Toolset):
         q = text_arg("query", query, example="sqlite wal mode")
         n = int_arg("limit", limit, default=5, low=1, high=MAX_RESULTS)
         results = self.store.search(q, limit=n)
-        out: dict[str, Any] = {"query": q, "method": "full-text (BM25)", "results": results}
+        out: dict[str, Any] = {"query": q, "method": self.store.search_method, "results": results}
         if not results:
             out["note"] = "nothing in the knowledge base matches; save some with save_knowledge"
         return out
@@ -84,7 +84,7 @@ class LibrarianTools(Toolset):
         if status.embedder is None:
             return {
                 "question": q,
-                "method": "full-text (BM25)",
+                "method": self.store.search_method,
                 "note": f"{status.reason}; showing full-text results instead",
                 "results": self.store.search(q, limit=n),
             }

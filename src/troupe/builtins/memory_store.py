@@ -1,4 +1,8 @@
-"""The chronicler's store: per-user memories and observations in ``memory.db``."""
+"""The chronicler's store: per-user memories and observations.
+
+In ``memory.db`` in the data directory, or in the ``troupe_memory`` schema of
+the PostgreSQL database the sessions use (see :mod:`troupe.builtins._database`).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ._args import iso
+from ._database import Postgres, postgres_schema
 from ._store import Store
-from .knowledge_store import fts_query
+from .knowledge_store import fts_query, ts_query, ts_vector
 
 FILENAME = "memory.db"
 MEMORY = "memory"
@@ -42,6 +47,14 @@ SCHEMA = (
     END""",
 )
 
+PG_SCHEMA_NAME = "troupe_memory"
+_PG_DOCUMENT = ts_vector("r.text", "r.tags", "r.category")
+PG_SCHEMA = (
+    *postgres_schema(SCHEMA),
+    f"CREATE INDEX IF NOT EXISTS records_search ON records USING GIN "
+    f"(({ts_vector('text', 'tags', 'category')}))",
+)
+
 
 def _record(row: Any, score: float | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"id": row["id"], "text": row["text"], "at": iso(row["created_at"])}
@@ -57,13 +70,17 @@ def _record(row: Any, score: float | None = None) -> dict[str, Any]:
 class MemoryStore:
     """Memories and observations, each belonging to one user id."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.store = Store(path, schema=SCHEMA)
+    def __init__(self, path: str | Path | Postgres) -> None:
+        self.store: Any = (
+            path.store(PG_SCHEMA_NAME, PG_SCHEMA)
+            if isinstance(path, Postgres)
+            else Store(path, schema=SCHEMA)
+        )
 
     @property
     def path(self) -> Path:
-        """The SQLite file."""
-        return self.store.path
+        """The SQLite file (a SQLite store only)."""
+        return Path(self.store.path)
 
     def add(
         self,
@@ -77,12 +94,11 @@ class MemoryStore:
     ) -> dict[str, Any]:
         """Store a memory or an observation for ``user_id``; returns it with its id."""
         with self.store.write() as conn:
-            cur = conn.execute(
+            row = conn.execute(
                 """INSERT INTO records(user_id, kind, text, category, tags, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?)""",
+                   VALUES (?, ?, ?, ?, ?, ?) RETURNING *""",
                 (user_id, kind, text, category, ",".join(tags), at or time.time()),
-            )
-            row = conn.execute("SELECT * FROM records WHERE id = ?", (cur.lastrowid,)).fetchone()
+            ).fetchone()
         return _record(row)
 
     def recall(
@@ -105,6 +121,15 @@ class MemoryStore:
             where.append("r.created_at <= ?")
             params.append(until)
         with self.store.read() as conn:
+            if query and self.store.dialect == "postgresql":
+                rows = conn.execute(
+                    f"""SELECT r.*, ts_rank({_PG_DOCUMENT}, q) AS rank
+                        FROM records r, to_tsquery('english', ?) q
+                        WHERE {_PG_DOCUMENT} @@ q AND {" AND ".join(where)}
+                        ORDER BY rank DESC, r.created_at DESC LIMIT ?""",
+                    (ts_query(query, ignore=_RECALL_WORDS), *params, limit),
+                ).fetchall()
+                return [_record(row, row["rank"]) for row in rows]
             if query:
                 rows = conn.execute(
                     f"""SELECT r.*, bm25(records_fts) AS rank

@@ -156,13 +156,19 @@ class OperatorTools(Toolset):
                 "a command that finishes in time",
                 **head,
             )
-        return {
+        shown = {
             **head,
             "exit_code": result.exit_code,
             "stdout": result.stdout,
             "stderr": result.stderr,
             "truncated": result.truncated,
         }
+        if result.truncated:
+            shown["note"] = (
+                f"output cut at {self.max_output_chars} characters per stream; the command "
+                f"wrote {result.stdout_bytes} bytes to stdout and {result.stderr_bytes} to stderr"
+            )
+        return shown
 
     @guarded
     async def exec_shell(self, command: str, env: dict[str, str] | None = None) -> dict[str, Any]:

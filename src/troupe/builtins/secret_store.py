@@ -9,6 +9,10 @@ command comes back as its reference.
 Values are encrypted with AES-256-GCM under a master key taken from the
 ``TROUPE_SECRET_KEY`` environment variable (32 bytes, hex or base64) or from
 ``secret.key`` in the data directory, created with mode 0600 on first use.
+With a PostgreSQL session store the secrets live in that database (schema
+``troupe_vault``) and the key must come from ``TROUPE_SECRET_KEY`` or the
+``vault.key_file`` setting, so every replica holds the same key; none is
+ever generated then.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..errors import TroupeError
 from ..sandbox.masking import mask_forms, process_keys
 from ._args import iso
+from ._database import Postgres, postgres_schema
 from ._store import Store
 from ._vault_key import (
     KEY_ENV,
@@ -64,6 +69,9 @@ SCHEMA = (
     )""",
 )
 
+PG_SCHEMA_NAME = "troupe_vault"
+PG_SCHEMA = postgres_schema(SCHEMA)
+
 
 class SecretNotFound(VaultError):
     """A ``{{secret:NAME}}`` reference or name with no stored secret."""
@@ -77,24 +85,41 @@ def reference(name: str) -> str:
 class SecretStore:
     """Named secrets, encrypted in ``vault.db``; also holds the vault's signing keys."""
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path,
+        *,
+        database: Postgres | None = None,
+        key_file: str | Path | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir).expanduser()
-        self.store = Store(self.data_dir / FILENAME, schema=SCHEMA)
+        self.key_file = None if key_file is None else Path(key_file).expanduser()
+        self.store: Any = (
+            database.store(PG_SCHEMA_NAME, PG_SCHEMA)
+            if database is not None
+            else Store(self.data_dir / FILENAME, schema=SCHEMA)
+        )
         self._key: bytes | None = None
         self._lock = threading.Lock()
 
     @property
+    def shared(self) -> bool:
+        """True when the secrets live in a database other processes share (PostgreSQL)."""
+        return bool(self.store.dialect == "postgresql")
+
+    @property
     def path(self) -> Path:
-        """The SQLite file."""
-        return self.store.path
+        """The SQLite file (a SQLite vault only)."""
+        return Path(self.store.path)
 
     # -- keys --------------------------------------------------------------
     def master_key(self) -> bytes:
         """The master key, checked against the store the first time."""
         with self._lock:
             if self._key is None:
-                self._refuse_a_lost_key()
-                key = load_master_key(self.data_dir)
+                if not self.shared:
+                    self._refuse_a_lost_key()
+                key = load_master_key(self.data_dir, key_file=self.key_file, shared=self.shared)
                 self._check_key(key)
                 self._key = key
             return self._key
@@ -102,7 +127,7 @@ class SecretStore:
     def _refuse_a_lost_key(self) -> None:
         # A new key file next to a vault made with the old one would lock the
         # old secrets away for good; stop before creating it.
-        key_file = self.data_dir / KEY_FILENAME
+        key_file = self.key_file or self.data_dir / KEY_FILENAME
         if os.environ.get(KEY_ENV) or key_file.exists() or not self.path.exists():
             return
         with self.store.read() as conn:
@@ -116,21 +141,24 @@ class SecretStore:
 
     def _check_key(self, key: bytes) -> None:
         aead = AESGCM(key)
+        nonce = _random.token_bytes(_NONCE_BYTES)
+        fresh = nonce + aead.encrypt(nonce, _KEY_CHECK, b"key-check")
         with self.store.write() as conn:
+            # The first process to check the key seals it; every later one
+            # (another replica too) checks its key against that seal.
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('key_check', ?) ON CONFLICT DO NOTHING",
+                (fresh,),
+            )
             row = conn.execute("SELECT value FROM meta WHERE key = 'key_check'").fetchone()
-            if row is None:
-                nonce = _random.token_bytes(_NONCE_BYTES)
-                blob = nonce + aead.encrypt(nonce, _KEY_CHECK, b"key-check")
-                conn.execute("INSERT INTO meta(key, value) VALUES ('key_check', ?)", (blob,))
-                return
         blob = bytes(row["value"])
         try:
             aead.decrypt(blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], b"key-check")
         except InvalidTag:
             raise VaultError(
-                f"the vault key does not match the one {str(self.path)!r} was created with; "
-                f"set {KEY_ENV} (or restore {KEY_FILENAME}) to the original key, or move "
-                "the vault file aside to start an empty vault"
+                f"the vault key does not match the one {self.store.where!r} was created with; "
+                f"set {KEY_ENV} (or restore {KEY_FILENAME}, or vault.key_file) to the original "
+                "key, or move the vault aside to start an empty vault"
             ) from None
 
     def derived_key(self, purpose: str) -> bytes:
@@ -146,7 +174,7 @@ class SecretStore:
             return AESGCM(self.master_key()).decrypt(nonce, ciphertext, aad)
         except InvalidTag:
             raise VaultError(
-                f"{what} in {str(self.path)!r} cannot be decrypted (altered, or stored under "
+                f"{what} in {self.store.where!r} cannot be decrypted (altered, or stored under "
                 "another key); set it again"
             ) from None
 
@@ -174,7 +202,9 @@ class SecretStore:
             ).fetchone()
         if row is None:
             raise SecretNotFound(self._missing(name))
-        plain = self._open(row["nonce"], row["ciphertext"], _aad(name), f"secret {name!r}")
+        plain = self._open(
+            bytes(row["nonce"]), bytes(row["ciphertext"]), _aad(name), f"secret {name!r}"
+        )
         return plain.decode("utf-8")
 
     def exists(self, name: str) -> bool:
@@ -248,7 +278,7 @@ class SecretStore:
 
     def values(self) -> dict[str, str]:
         """Every secret's value by name (for masking)."""
-        if not self.path.exists():
+        if not self.store.exists():
             return {}  # masking output must not create the vault as a side effect
         return {name: self.get(name) for name in self.names()}
 
@@ -284,7 +314,9 @@ class SecretStore:
                 "SELECT nonce, ciphertext, public_key FROM signing_keys WHERE name = ?", (name,)
             ).fetchone()
         if row is not None:
-            private = self._open(row["nonce"], row["ciphertext"], aad, f"signing key {name!r}")
+            private = self._open(
+                bytes(row["nonce"]), bytes(row["ciphertext"]), aad, f"signing key {name!r}"
+            )
             return private, bytes(row["public_key"])
         if not create:
             return None
@@ -294,8 +326,8 @@ class SecretStore:
         nonce, sealed = self._seal(private, aad)
         with self.store.write() as conn:
             conn.execute(
-                """INSERT OR IGNORE INTO signing_keys(name, nonce, ciphertext, public_key,
-                   created_at) VALUES (?, ?, ?, ?, ?)""",
+                """INSERT INTO signing_keys(name, nonce, ciphertext, public_key,
+                   created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""",
                 (name, nonce, sealed, public, time.time()),
             )
         # Another process may have created the key first; the stored one wins.

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich
-from .options import ConfigOpt, DataDirOpt, ListJsonOpt, resolved_data_dir
+from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
     from ..builtins.secret_store import SecretStore
@@ -29,8 +29,12 @@ console = Console(highlight=False)
 
 def _vault(config: Path | None, data_dir: Path | None) -> SecretStore:
     from ..builtins.secret_store import SecretStore
+    from ..settings import load_settings
 
-    return SecretStore(resolved_data_dir(config, data_dir))
+    settings = load_settings(config_path=config, data_dir=data_dir)
+    return SecretStore(
+        settings.data_dir, database=settings.state_database, key_file=settings.vault.key_file
+    )
 
 
 def _fail(message: str) -> typer.Exit:

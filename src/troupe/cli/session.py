@@ -82,9 +82,7 @@ class ChatSession:
             api_base=api_base,
             router=router,
         )
-        from ..runtime.tracing import TraceStore
-
-        traces = TraceStore(settings.data_dir / "traces.db")
+        traces = settings.trace_store()
         traces.open()  # a data directory that cannot hold it fails before the turn runs
         # Before the tree: MCP toolsets send their servers' stderr to the log file.
         attach_log_file(settings.data_dir)

@@ -14,7 +14,7 @@ from rich.tree import Tree
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich, json_text
-from .options import ConfigOpt, DataDirOpt, ListJsonOpt, resolved_data_dir
+from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
     from ..runtime.tracing import Trace, TraceStore
@@ -28,10 +28,10 @@ console = Console(highlight=False)
 
 
 def _store(config: Path | None, data_dir: Path | None) -> TraceStore:
-    from ..runtime.tracing import TraceStore
+    from ..settings import load_settings
 
     try:
-        return TraceStore(resolved_data_dir(config, data_dir) / "traces.db")
+        return load_settings(config_path=config, data_dir=data_dir).trace_store()
     except TroupeError as exc:
         console.print(f"[bold red]error:[/] {for_rich(exc)}", soft_wrap=True)
         raise typer.Exit(code=2) from None

