@@ -36,35 +36,30 @@ async def test_a_command_starting_thousands_of_processes_is_held_at_the_limit(
         check_contained(run, "auto", leaked="exit_code" in run.response)
 
 
-async def test_a_large_allocation_fails_cleanly_and_the_turn_goes_on(
-    workspace: Path, data_dir: Path
+@pytest.mark.parametrize(
+    ("limits", "grab", "refusal"),
+    [
+        (CommandLimits(memory_mb=512), "b = bytearray(2 * 1024**3)", "MemoryError"),
+        (
+            CommandLimits(open_files=100),
+            "fs = [open('/dev/null') for _ in range(5000)]",
+            "Too many open files",
+        ),
+    ],
+    ids=["a large allocation", "thousands of open files"],
+)
+async def test_a_command_over_its_memory_or_file_limit_fails_cleanly_and_the_turn_goes_on(
+    workspace: Path, data_dir: Path, limits: CommandLimits, grab: str, refusal: str
 ) -> None:
-    tools = builtin_tools(
-        workspace=workspace, data_dir=data_dir, shell_limits=CommandLimits(memory_mb=512)
-    )
-    command = "python3 -c 'b = bytearray(2 * 1024**3)' || echo refused"
+    tools = builtin_tools(workspace=workspace, data_dir=data_dir, shell_limits=limits)
+    command = f'python3 -c "{grab}" || echo refused'
 
     run = await call_tool(
         tools, "exec_shell", {"command": command}, policy="auto", ask=a_person_says_yes
     )
 
-    assert "MemoryError" in run.response["stderr"]
+    assert refusal in run.response["stderr"]
     assert run.response["stdout"] == "refused\n"
-
-
-async def test_a_command_cannot_hold_more_open_files_than_the_limit(
-    workspace: Path, data_dir: Path
-) -> None:
-    tools = builtin_tools(
-        workspace=workspace, data_dir=data_dir, shell_limits=CommandLimits(open_files=100)
-    )
-    command = "python3 -c 'fs = [open(\"/dev/null\") for _ in range(5000)]'"
-
-    run = await call_tool(
-        tools, "exec_shell", {"command": command}, policy="auto", ask=a_person_says_yes
-    )
-
-    assert "Too many open files" in run.response["stderr"]
 
 
 @pytest.mark.parametrize(
