@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..sandbox import is_hook_variable
 from ._args import BadArgument
+from ._limits import CommandLimits, PidsGroup
 from ._vault_key import KEY_ENV
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -128,6 +129,7 @@ async def run_process(
     max_output_chars: int,
     argv: Sequence[str],
     mask: Callable[[str], str] | None = None,
+    limits: CommandLimits | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with exactly ``env`` (nothing inherited).
 
@@ -136,7 +138,10 @@ async def run_process(
     bytes, four times that plus a margin) are kept while the command runs, and
     the rest is drained and dropped, so troupe's memory stays flat whatever the
     command writes. ``mask`` is applied to what is kept before it is cut to
-    size, so a cut never leaves part of a secret behind.
+    size, so a cut never leaves part of a secret behind. ``limits`` bounds the
+    command's memory and open files (and, as root, its processes; the caller
+    puts the process limit of a normal user into ``argv`` with
+    :meth:`CommandLimits.inside`).
     """
     common: dict[str, Any] = {
         "cwd": cwd,
@@ -146,17 +151,26 @@ async def run_process(
         "stdin": asyncio.subprocess.DEVNULL,
         "start_new_session": True,
     }
-    proc = await asyncio.create_subprocess_exec(*argv, **common)
-    keep = max_output_chars * 4 + _MASK_MARGIN_BYTES
+    group = PidsGroup.create(limits.processes) if limits and os.geteuid() == 0 else None
+    if limits is not None:
+        common["preexec_fn"] = limits.in_child(group)
     try:
-        (out, out_bytes), (err, err_bytes), _ = await asyncio.wait_for(
-            asyncio.gather(_collect(proc.stdout, keep), _collect(proc.stderr, keep), proc.wait()),
-            timeout=timeout_s,
-        )
-    except TimeoutError:
-        _kill_group(proc.pid)
-        await proc.wait()
-        return ProcessResult(None, "", "", False, True)
+        proc = await asyncio.create_subprocess_exec(*argv, **common)
+        keep = max_output_chars * 4 + _MASK_MARGIN_BYTES
+        try:
+            (out, out_bytes), (err, err_bytes), _ = await asyncio.wait_for(
+                asyncio.gather(
+                    _collect(proc.stdout, keep), _collect(proc.stderr, keep), proc.wait()
+                ),
+                timeout=timeout_s,
+            )
+        except TimeoutError:
+            _kill_group(proc.pid)
+            await proc.wait()
+            return ProcessResult(None, "", "", False, True)
+    finally:
+        if group is not None:
+            group.close()
     clean = mask or (lambda text: text)
     stdout, out_cut = _cap(clean(out.decode(errors="replace")), max_output_chars)
     stderr, err_cut = _cap(clean(err.decode(errors="replace")), max_output_chars)
