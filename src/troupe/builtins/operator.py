@@ -123,8 +123,11 @@ class OperatorTools(Toolset):
             return tool_error(f"refused: {exc}", "a directory inside the workspace")
         if not target.is_dir():
             return tool_error(f"{path!r} is not a directory", "the path of a directory")
-        entries = sorted(target.iterdir(), key=lambda p: p.name)
-        shown = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LIST_ENTRIES]]
+        try:
+            entries = self.workspace.list_dir(target)
+        except PathOutsideWorkspace as exc:
+            return tool_error(f"refused: {exc}", "a directory inside the workspace")
+        shown = [name + ("/" if is_dir else "") for name, is_dir in entries[:MAX_LIST_ENTRIES]]
         return {"path": self.workspace.relative(target), "entries": shown, "total": len(entries)}
 
     @guarded

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import ConfigError
+from . import _safe_fs
 
 
 class PathOutsideWorkspace(ValueError):
@@ -74,15 +75,29 @@ class Workspace:
                 return root
         return None
 
+    def _parts(self, target: Path) -> tuple[str, ...]:
+        return target.relative_to(self.root).parts
+
+    def _changed(self, target: Path) -> PathOutsideWorkspace:
+        return PathOutsideWorkspace(
+            f"{self.relative(target)!r} changed while in use (a folder on its way became a "
+            "link or a file); it was not used"
+        )
+
     def open_read(self, target: Path) -> BinaryIO:
         """Open a path :meth:`resolve` returned, for reading, without following a link.
 
-        A link swapped in after the check is refused (``O_NOFOLLOW``), and the
-        opened file is checked again by where it really is.
+        The path is walked from the root one folder at a time by descriptor
+        (:mod:`._safe_fs`), so a folder or file swapped for a link after the
+        check is refused, never followed.
         """
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         try:
-            self._check_opened(fd, target)
+            with _safe_fs.open_dir(self.root, self._parts(target)[:-1]) as dir_fd:
+                flags = os.O_RDONLY | os.O_NONBLOCK
+                fd = _safe_fs.open_file(dir_fd, target.name, flags)
+        except _safe_fs.PathChanged:
+            raise self._changed(target) from None
+        try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise PathOutsideWorkspace(f"{self.relative(target)!r} is not a regular file")
             os.set_blocking(fd, True)
@@ -91,51 +106,53 @@ class Workspace:
             raise
         return os.fdopen(fd, "rb")
 
+    def list_dir(self, target: Path) -> list[tuple[str, bool]]:
+        """The entries of a folder :meth:`resolve` returned: (name, is a folder), sorted.
+
+        Opened by descriptor from the root without following links; links in
+        the folder are listed as what they are, not followed.
+        """
+        try:
+            with _safe_fs.open_dir(self.root, self._parts(target)) as dir_fd:
+                return _safe_fs.list_entries(dir_fd)
+        except _safe_fs.PathChanged:
+            raise self._changed(target) from None
+
     def write_bytes(self, target: Path, data: bytes) -> None:
         """Replace a path :meth:`resolve` returned with ``data``; links cannot redirect it.
 
-        The bytes go to a new file with a random name (``O_EXCL|O_NOFOLLOW``)
-        in the target's directory, opened by descriptor and checked to be
-        inside the workspace, and are then renamed over the target: a planted
-        link is replaced, never followed, and a crash leaves the old file or
-        the new one.
+        Missing folders are made one at a time relative to their parent's
+        descriptor, never through a link. The bytes go to a new file with a
+        random name (``O_EXCL|O_NOFOLLOW``) in the target's folder and are
+        then renamed over the target: a planted link is replaced, never
+        followed, and a crash leaves the old file or the new one.
         """
-        target.parent.mkdir(parents=True, exist_ok=True)
-        dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
-            self._check_opened(dir_fd, target.parent)
-            mode = 0o644
-            with contextlib.suppress(FileNotFoundError):
-                info = os.stat(target.name, dir_fd=dir_fd, follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode):
-                    mode = stat.S_IMODE(info.st_mode)
-            tmp = f".{target.name[:80]}.{secrets.token_hex(8)}.troupe-tmp"
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(tmp, flags, mode, dir_fd=dir_fd)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(tmp, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            except BaseException:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp, dir_fd=dir_fd)
-                raise
-        finally:
-            os.close(dir_fd)
+            with _safe_fs.open_dir(self.root, self._parts(target)[:-1], create=True) as dir_fd:
+                self._replace_in(dir_fd, target.name, data)
+        except _safe_fs.PathChanged:
+            raise self._changed(target) from None
 
-    def _check_opened(self, fd: int, asked: Path) -> None:
-        """Refuse an opened file or directory that is not really inside the workspace."""
+    @staticmethod
+    def _replace_in(dir_fd: int, name: str, data: bytes) -> None:
+        mode = 0o644
+        with contextlib.suppress(FileNotFoundError):
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode):
+                mode = stat.S_IMODE(info.st_mode)
+        tmp = f".{name[:80]}.{secrets.token_hex(8)}.troupe-tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        fd = _safe_fs.open_file(dir_fd, tmp, flags, mode)
         try:
-            real = Path(os.readlink(f"/proc/self/fd/{fd}"))
-        except OSError:
-            real = asked.resolve()  # no /proc: the path check already ran
-        if (real != self.root and self.root not in real.parents) or self.private_root_of(real):
-            raise PathOutsideWorkspace(
-                f"{str(asked)!r} turned out to be {str(real)!r} when opened, outside the "
-                "workspace or inside troupe's data directory; it was not used"
-            )
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the root, for display."""
