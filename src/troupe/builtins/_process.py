@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..sandbox import is_hook_variable
 from ._args import BadArgument
+from ._limits import CommandLimits, PidsGroup
 from ._vault_key import KEY_ENV
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -33,6 +34,9 @@ class ProcessResult:
     stderr: str
     truncated: bool
     timed_out: bool
+    stdout_bytes: int = 0
+    """How many bytes the command wrote to stdout (kept or not)."""
+    stderr_bytes: int = 0
 
 
 def env_arg(value: Any) -> dict[str, str]:
@@ -91,8 +95,30 @@ def check_pass_env(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
+_CHUNK_BYTES = 65_536
+_MASK_MARGIN_BYTES = 65_536
+"""Kept past the cut, so that a secret straddling it is still whole when masked."""
+
+
 def _cap(text: str, limit: int) -> tuple[str, bool]:
     return (text, False) if len(text) <= limit else (text[:limit], True)
+
+
+async def _collect(stream: asyncio.StreamReader | None, keep: int) -> tuple[bytes, int]:
+    """Read ``stream`` to its end, keeping its first ``keep`` bytes: (kept, bytes written).
+
+    The rest is read and dropped as it arrives, so a command that writes
+    gigabytes costs troupe ``keep`` bytes of memory, not the output's size.
+    """
+    kept = bytearray()
+    total = 0
+    if stream is None:
+        return b"", 0
+    while chunk := await stream.read(_CHUNK_BYTES):
+        total += len(chunk)
+        if (room := keep - len(kept)) > 0:
+            kept += chunk[:room]
+    return bytes(kept), total
 
 
 async def run_process(
@@ -103,12 +129,19 @@ async def run_process(
     max_output_chars: int,
     argv: Sequence[str],
     mask: Callable[[str], str] | None = None,
+    limits: CommandLimits | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with exactly ``env`` (nothing inherited).
 
     The child gets its own process group, so a timeout stops everything it started.
-    ``mask`` is applied to the whole output before it is cut to size, so a cut
-    never leaves part of a secret behind.
+    Output is streamed: at most ``max_output_chars`` characters per stream (in
+    bytes, four times that plus a margin) are kept while the command runs, and
+    the rest is drained and dropped, so troupe's memory stays flat whatever the
+    command writes. ``mask`` is applied to what is kept before it is cut to
+    size, so a cut never leaves part of a secret behind. ``limits`` bounds the
+    command's memory and open files (and, as root, its processes; the caller
+    puts the process limit of a normal user into ``argv`` with
+    :meth:`CommandLimits.inside`).
     """
     common: dict[str, Any] = {
         "cwd": cwd,
@@ -118,17 +151,31 @@ async def run_process(
         "stdin": asyncio.subprocess.DEVNULL,
         "start_new_session": True,
     }
-    proc = await asyncio.create_subprocess_exec(*argv, **common)
+    group = PidsGroup.create(limits.processes) if limits and os.geteuid() == 0 else None
+    if limits is not None:
+        common["preexec_fn"] = limits.in_child(group)
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
-    except TimeoutError:
-        _kill_group(proc.pid)
-        await proc.wait()
-        return ProcessResult(None, "", "", False, True)
+        proc = await asyncio.create_subprocess_exec(*argv, **common)
+        keep = max_output_chars * 4 + _MASK_MARGIN_BYTES
+        try:
+            (out, out_bytes), (err, err_bytes), _ = await asyncio.wait_for(
+                asyncio.gather(
+                    _collect(proc.stdout, keep), _collect(proc.stderr, keep), proc.wait()
+                ),
+                timeout=timeout_s,
+            )
+        except TimeoutError:
+            _kill_group(proc.pid)
+            await proc.wait()
+            return ProcessResult(None, "", "", False, True)
+    finally:
+        if group is not None:
+            group.close()
     clean = mask or (lambda text: text)
     stdout, out_cut = _cap(clean(out.decode(errors="replace")), max_output_chars)
     stderr, err_cut = _cap(clean(err.decode(errors="replace")), max_output_chars)
-    return ProcessResult(proc.returncode, stdout, stderr, out_cut or err_cut, False)
+    cut = out_cut or err_cut or out_bytes > len(out) or err_bytes > len(err)
+    return ProcessResult(proc.returncode, stdout, stderr, cut, False, out_bytes, err_bytes)
 
 
 def _kill_group(pid: int) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..sandbox import Jail, command_env, unconfined_effect
 from ._args import BadArgument, guarded, name_arg, text_arg
+from ._limits import DEFAULT_LIMITS, CommandLimits
 from ._process import ProcessResult, check_pass_env, env_arg, run_process
 from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .secret_store import SECRET_REF
@@ -49,7 +50,8 @@ class OperatorTools(Toolset):
     ``skills`` is the store skill_run reads (no skill_run without it);
     ``secrets`` substitutes ``{{secret:NAME}}`` in exec_shell's ``env`` and masks
     secret values in output; the file tools refuse paths in ``private_dirs``
-    (troupe's data directory, which holds the vault's key).
+    (troupe's data directory, which holds the vault's key). ``limits`` bounds
+    each command's processes, memory and open files.
     """
 
     specs = (
@@ -74,6 +76,7 @@ class OperatorTools(Toolset):
         private_dirs: Sequence[str | Path] = (),
         network: bool = False,
         jail: Jail | None = None,
+        limits: CommandLimits = DEFAULT_LIMITS,
     ) -> None:
         self.deny_list = compile_deny_list(
             DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands
@@ -83,6 +86,7 @@ class OperatorTools(Toolset):
         self.workspace = workspace
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
+        self.limits = limits
         self.passed = frozenset(check_pass_env(pass_env))
         self.skills = skills
         self.secrets = secrets
@@ -149,6 +153,11 @@ class OperatorTools(Toolset):
             )
         return self.secrets.substitute_env(extra)
 
+    def jailed(self, argv: list[str], *, writable: bool) -> list[str]:
+        """``argv`` with its process limit, in the jail."""
+        inner = self.limits.inside(argv, jailed=self.jail.status.active)
+        return self.jail.wrap(inner, writable=writable)
+
     def report(self, result: ProcessResult, **head: Any) -> dict[str, Any]:
         if result.timed_out:
             return tool_error(
@@ -156,13 +165,19 @@ class OperatorTools(Toolset):
                 "a command that finishes in time",
                 **head,
             )
-        return {
+        shown = {
             **head,
             "exit_code": result.exit_code,
             "stdout": result.stdout,
             "stderr": result.stderr,
             "truncated": result.truncated,
         }
+        if result.truncated:
+            shown["note"] = (
+                f"output cut at {self.max_output_chars} characters per stream; the command "
+                f"wrote {result.stdout_bytes} bytes to stdout and {result.stderr_bytes} to stderr"
+            )
+        return shown
 
     @guarded
     async def exec_shell(self, command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -190,12 +205,13 @@ class OperatorTools(Toolset):
         # Only a command that needed approval (and so got it) may write the workspace.
         writer = self.shell_needs_approval(command, env)
         result = await run_process(
-            argv=self.jail.wrap(["/bin/sh", "-c", command], writable=writer),
+            argv=self.jailed(["/bin/sh", "-c", command], writable=writer),
             cwd=self.workspace.root,
             env=command_env(self.secret_env(env), self.passed),
             timeout_s=self.timeout_s,
             max_output_chars=self.max_output_chars,
             mask=self.mask,
+            limits=self.limits,
         )
         return self.report(result, command=command)
 
@@ -270,14 +286,13 @@ class OperatorTools(Toolset):
                 "a skill whose script does not wipe, format or power off the machine",
             )
         result = await run_process(
-            argv=self.jail.wrap(
-                ["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True
-            ),
+            argv=self.jailed(["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True),
             cwd=self.workspace.root,
             env=command_env(extra, self.passed),
             timeout_s=self.timeout_s,
             max_output_chars=self.max_output_chars,
             mask=self.mask,
+            limits=self.limits,
         )
         return self.report(result, skill=skill["name"], kind="script", args=argv)
 

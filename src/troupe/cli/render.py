@@ -26,6 +26,9 @@ def _short(text: str, limit: int = _MAX_RESULT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+_MAX_REASON = 400
+
+
 def _preview(text: str, limit: int = _MAX_RESULT) -> str:
     """Untrusted ``text`` on one line of at most ``limit`` characters, for Rich markup."""
     return escape(_short(text, limit))
@@ -69,7 +72,15 @@ def render_step(console: Console, step: Step) -> None:
             f"([dim]{_preview(_call_args(step.text), 120)}[/])"
         )
     elif step.kind == "tool_result":
-        console.print(f"  [dim]↳ {for_rich(step.name or '')}: {_preview(step.text)}[/]")
+        name = for_rich(step.name or "")
+        if (reason := _failure(step)) is not None:
+            # The reason whole (to a point): it is what the person needs to fix it.
+            console.print(
+                f"  [red]↳ {name} failed:[/] [dim]{_preview(reason, _MAX_REASON)}[/]",
+                soft_wrap=True,
+            )
+        else:
+            console.print(f"  [dim]↳ {name}: {_preview(step.text)}[/]")
     elif step.kind == "error":
         reason = step.text.strip()
         if step.author != "troupe" and step.author not in reason:
@@ -80,13 +91,20 @@ def render_step(console: Console, step: Step) -> None:
         console.print(f"{who}: {for_rich(step.text.strip())}")
 
 
-def _failed(step: Step) -> bool:
-    """True for a tool result that reports an error ({"error": ...})."""
+def _failure(step: Step) -> str | None:
+    """The error a tool result reports ({"error": ...}), else None."""
     try:
         result = json.loads(step.text)
     except ValueError:
-        return False
-    return isinstance(result, dict) and "error" in result
+        return None
+    if isinstance(result, dict) and "error" in result:
+        return str(result["error"])
+    return None
+
+
+def _failed(step: Step) -> bool:
+    """True for a tool result that reports an error ({"error": ...})."""
+    return _failure(step) is not None
 
 
 def path_summary(steps: Sequence[Step]) -> str:

@@ -1,8 +1,9 @@
 """What an MCP server may reach: the jail it runs in and the paths its tools may be given.
 
 A stdio server is a process troupe starts, so it runs in the bubblewrap jail
-like a command: the workspace read-write, its own installation read-only
-(see :func:`troupe.sandbox.installs.install_roots`), the system directories
+like a command: the workspace read-write, its own installation with writes
+going to a throwaway layer (read-only where the kernel has no overlays; see
+:func:`troupe.sandbox.installs.install_roots`), the system directories
 read-only, troupe's data directory absent (masked when it lies inside
 something mounted), its own pid namespace, ``--die-with-parent``, and the
 network (servers fetch, query and call APIs). Its environment is the MCP
@@ -84,8 +85,10 @@ class McpConfinement:
             self.workspace.root,
             hidden=self.workspace.private,
             network=True,
-            read_only=tuple(install_roots(command, args, env)),
-            scratch=tuple(package_caches()),
+            # Its installation and the package caches take writes into a
+            # throwaway layer: a server that writes into its own folder (a
+            # helper installed on first use) works, and nothing it writes lasts.
+            scratch=(*install_roots(command, args, env), *package_caches()),
         )
         wrapped = jail.wrap([command, *args], writable=True)
         return wrapped[0], wrapped[1:]

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from ..errors import ConfigError
 from ..logfile import log_stream
 from .confinement import McpConfinement
+from .stderr_tail import StderrTail
 
 if TYPE_CHECKING:
     from google.adk.agents.base_agent import BaseAgent
@@ -173,6 +174,8 @@ def _toolset_class() -> Callable[..., BaseToolset]:
         troupe_confinement: McpConfinement | None = None
         troupe_unconfined: bool = False
         """True when the server should run in the jail but the jail is not active here."""
+        troupe_stderr: StderrTail | None = None
+        """The server's stderr, for the reason behind a bare failure."""
 
         def _troupe_problem(self, args: dict[str, Any]) -> str | None:
             confinement = self.troupe_confinement
@@ -204,8 +207,19 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                     return ask_about_effect(self.name, effect, tool_context)
                 if (changed := effect_changed(self.name, effect, tool_context)) is not None:
                     return changed
+            tail = self.troupe_stderr
+            mark = tail.mark() if tail is not None else 0
             result = await super().run_async(args=args, tool_context=tool_context)
-            return _failure(self.name, result)
+            failed = _failure(self.name, result)
+            if failed is result or tail is None:
+                return result
+            # A bare "Error executing tool X" says nothing: add what the server
+            # wrote to stderr meanwhile (the whole of it is in troupe.log).
+            own = getattr(getattr(self, "_mcp_tool", None), "name", None) or self.name
+            reason = await tail.reason_since(mark, own)
+            if reason is not None and reason not in failed["error"]:
+                failed = {"error": f"{failed['error']} (server said: {reason})"}
+            return failed
 
     class TroupeMcpToolset(McpToolset):
         """An McpToolset whose tools carry the placement's prefix once, under
@@ -228,6 +242,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             placement: McpPlacement,
             exclude: Collection[str],
             claims: ToolClaims | None,
+            stderr: StderrTail | None = None,
             **kwargs: Any,
         ) -> None:
             super().__init__(**kwargs)
@@ -242,6 +257,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                 server.command is not None and server.jail and not self.troupe_confinement.jailed
             )
             self._troupe_claims = claims if claims is not None else ToolClaims()
+            self.troupe_stderr = stderr
 
         def __repr__(self) -> str:
             return f"MCP server {self.troupe_placement.server.name!r}"
@@ -276,6 +292,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                     tool.__class__ = TroupeMcpTool
                     cast(TroupeMcpTool, tool).troupe_confinement = self.troupe_confinement
                     cast(TroupeMcpTool, tool).troupe_unconfined = self._troupe_unjailed
+                    cast(TroupeMcpTool, tool).troupe_stderr = self.troupe_stderr
                 tool.name = name
                 if not _declared_read_only(tool) or self._troupe_unjailed:
                     # Only a tool the server marks read-only runs without asking, and
@@ -309,10 +326,15 @@ def build_toolset(
         ConfigError: a ``${VAR}`` in env or headers is not set.
     """
     server = placement.server
+    tail = None
+    if errlog is None and server.command is not None:
+        tail = StderrTail(server.name, log_stream())
+        errlog = tail.stream
     return _toolset_class()(
         placement=placement,
         exclude=exclude,
         claims=claims,
+        stderr=tail,
         connection_params=_connection_params(server, McpConfinement(server)),
         tool_filter=list(server.tools) if server.tools is not None else None,
         require_confirmation=server.dangerous,

@@ -32,6 +32,7 @@ import logging
 import os
 import stat
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,15 +234,33 @@ class Jail:
         if writable and self.network:
             args += ["--share-net", *_resolver_mounts()]
         args += list(_system_mounts())
-        for extra in self.read_only:
-            args += ["--ro-bind", str(extra), str(extra)]
         overlay = bool(self.scratch) and _overlays_work(bwrap)
-        for cache in self.scratch:
-            if overlay:
-                args += ["--overlay-src", str(cache), "--tmp-overlay", str(cache)]
-            else:
-                args += ["--ro-bind", str(cache), str(cache)]
+
+        def layers(inside_workspace: bool) -> list[str]:
+            out: list[str] = []
+            for extra in self.read_only:
+                if (self.workspace in extra.parents) == inside_workspace:
+                    out += ["--ro-bind", str(extra), str(extra)]
+            for cache in self.scratch:
+                if (self.workspace in cache.parents) != inside_workspace:
+                    continue
+                if overlay and cache.is_dir():  # a file (a server's script) cannot take one
+                    out += ["--overlay-src", str(cache), "--tmp-overlay", str(cache)]
+                else:
+                    out += ["--ro-bind", str(cache), str(cache)]
+            return out
+
+        args += layers(inside_workspace=False)
         args += ["--bind" if writable else "--ro-bind", root, root]
+        for own in own_installation():
+            # A venv or an editable checkout of troupe in the workspace (the usual
+            # way to develop) stays read-only: a command must not change what the
+            # next troupe, or an MCP server's next start, runs outside the jail.
+            if self.workspace in own.parents and own.exists():
+                args += ["--ro-bind", str(own), str(own)]
+        # What lies in the workspace is mounted over it, so the workspace's own
+        # bind does not make it writable.
+        args += layers(inside_workspace=True)
         mounted = (self.workspace, *self.read_only, *self.scratch)
         for hidden in self.hidden:
             if hidden == self.workspace or hidden in self.workspace.parents:
@@ -254,6 +273,16 @@ class Jail:
                 args += ["--ro-bind", "/dev/null", str(hidden)]
         args += ["--chdir", root, "--", *argv]
         return args
+
+
+@functools.cache
+def own_installation() -> tuple[Path, ...]:
+    """Where the running troupe comes from: its Python environment and its package
+    (an editable install's source folder)."""
+    import troupe
+
+    found = {Path(sys.prefix).resolve(), Path(troupe.__file__).resolve().parent}
+    return tuple(sorted(found))
 
 
 @functools.cache
