@@ -34,7 +34,7 @@ def run_eval(tmp_path: Path, router: str, limit: int) -> tuple[str, dict[str, An
 def test_eval_reports_the_routers_coverage_and_precision(tmp_path: Path) -> None:
     output, report = run_eval(tmp_path, "auto", 21)
 
-    decided = [r for r in report["results"] if r["router"] in ("route", "greeting")]
+    decided = [r for r in report["results"] if r["router"] in ("route", "greeting", "direct")]
     assert decided, "the router decided nothing"
     assert report["overall"]["router_coverage"] == round(len(decided) / 21, 4)
     correct = sum(r["correct"] for r in decided)

@@ -138,3 +138,17 @@ async def test_a_jailed_mcp_server_holds_no_capability_and_no_new_privileges(
         assert _unprivileged(str(run.response))
     else:
         check_contained(run, policy, leaked="CapEff" in everything_shown(run))
+
+
+async def test_a_command_cannot_make_a_user_namespace_to_win_capabilities_back(
+    tools: list[Tool],
+) -> None:
+    command = "unshare --user --map-root-user --mount cat /proc/self/status"
+
+    run = await call_tool(tools, "exec_shell", {"command": command}, policy="auto")
+
+    if jail_active():
+        assert run.response["exit_code"] != 0
+        assert "CapEff" not in run.response["stdout"]
+    else:
+        check_contained(run, "auto", leaked="CapEff" in everything_shown(run))

@@ -207,3 +207,16 @@ async def test_a_key_file_setting_gives_every_replica_the_same_vault_key(
     own = await call_tool(made[0], "crypto_encrypt", {"text": "dawn"})
     back = await call_tool(made[1], "crypto_decrypt", {"ciphertext": own.response["ciphertext"]})
     assert back.response["text"] == "dawn"
+
+
+async def test_a_replica_with_another_vault_key_is_told_so_on_first_use(
+    replicas: tuple[Replica, Replica], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = replicas
+    sealed = await first.call("crypto_encrypt", {"text": "noon"}, user="u", session="w1")
+    monkeypatch.setenv("TROUPE_SECRET_KEY", "a1" * 32)  # the second replica's (wrong) key
+    refused = await second.call(
+        "crypto_decrypt", {"ciphertext": sealed.response["ciphertext"]}, user="u", session="w2"
+    )
+    assert "does not match" in refused.response["error"]
+    assert "TROUPE_SECRET_KEY" in refused.response["error"]

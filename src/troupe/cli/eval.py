@@ -34,9 +34,13 @@ def eval_command(
     api_base: ApiBaseOpt = None,
     config: ConfigOpt = None,
     dataset: Annotated[
-        Path | None,
-        typer.Option("--dataset", help="A JSONL routing set (default: the one troupe ships)."),
-    ] = None,
+        str,
+        typer.Option(
+            "--dataset",
+            help="test (the frozen test set, never tuned on), dev (the development set "
+            "the router is tuned on), or a JSONL file.",
+        ),
+    ] = "test",  # evaluation.dataset.DEFAULT_SET (importing it here would load ADK)
     limit: Annotated[
         int | None,
         typer.Option("--limit", "-n", min=1, help="Evaluate N requests spread over every agent."),
@@ -98,7 +102,7 @@ def _run(
     model: str | None,
     api_base: str | None,
     config: Path | None,
-    dataset: Path | None,
+    dataset: str,
     limit: int | None,
     concurrency: int,
     router: str | None = None,
@@ -130,10 +134,18 @@ def _run(
     return build_report(
         results,
         model=f"{label}, router {router_mode(settings.config)}",
-        dataset=str(dataset) if dataset else "troupe's built-in routing set",
+        dataset=_dataset_label(dataset),
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,
     )
+
+
+def _dataset_label(dataset: str) -> str:
+    from ..evaluation.dataset import BUILTIN_SETS
+
+    if dataset in BUILTIN_SETS:
+        return f"troupe's {dataset} set ({BUILTIN_SETS[dataset]})"
+    return dataset
 
 
 @contextmanager

@@ -21,6 +21,14 @@ DIRECT = ORCHESTRATOR_NAME
 """The label of a request the orchestrator should answer itself."""
 
 BUILTIN_DATASET = "routing_eval.jsonl"
+"""The development set's file."""
+BUILTIN_SETS = {"dev": BUILTIN_DATASET, "test": "routing_test.jsonl"}
+"""The sets troupe ships. ``dev`` is the development set: the router's examples,
+thresholds and weights are tuned on it, so its score flatters the router.
+``test`` is frozen: written apart from the router and never tuned on (a test
+pins its digest and checks that none of its requests leaked into the
+router's examples or the topology's keywords); its score is the headline."""
+DEFAULT_SET = "test"
 
 
 @dataclass(frozen=True)
@@ -48,7 +56,8 @@ class RoutingCase:
 
 
 def load_cases(path: str | Path | None = None) -> list[RoutingCase]:
-    """The routing set: the one shipped with troupe, or a JSONL file at ``path``.
+    """A routing set: ``dev`` (the default here, for tuning and benchmarks),
+    ``test``, or a JSONL file at ``path``.
 
     Each line is ``{"text", "expected", "kind", "lang"}``; ``expected`` is an
     agent name, ``orchestrator``, or a list of acceptable names.
@@ -56,19 +65,20 @@ def load_cases(path: str | Path | None = None) -> list[RoutingCase]:
     Raises:
         ConfigError: naming the file, the line and what to fix.
     """
-    if path is None:
-        source = f"troupe's {BUILTIN_DATASET}"
-        text = (resources.files("troupe.evaluation") / "data" / BUILTIN_DATASET).read_text(
+    name = "dev" if path is None else str(path)
+    if name in BUILTIN_SETS:
+        source = f"troupe's {name} set ({BUILTIN_SETS[name]})"
+        text = (resources.files("troupe.evaluation") / "data" / BUILTIN_SETS[name]).read_text(
             encoding="utf-8"
         )
     else:
-        source = str(path)
+        source = name
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = Path(name).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
-                f"Cannot read routing set {source!r}: {exc.strerror}. Pass an existing "
-                "JSONL file to --dataset, or leave it out to use the built-in set."
+                f"Cannot read routing set {source!r}: {exc.strerror}. Pass 'test', 'dev' or "
+                "an existing JSONL file to --dataset."
             ) from None
     cases = [
         _parse_line(line, number, source)

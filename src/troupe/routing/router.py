@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Literal
 
 import numpy as np
+import yaml
 from rapidfuzz.distance import DamerauLevenshtein
 
 from ..prompts import router_hint
@@ -69,52 +71,19 @@ STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
 """Kind of structure -> (how it looks in a request, words that mark an agent
 whose tools take it: in a tool's parameter names, its name or the agent's keywords)."""
 
-GREETINGS: tuple[str, ...] = (
-    "hello",
-    "hi there",
-    "hey, how are you?",
-    "good morning",
-    "good evening",
-    "thanks, that was helpful",
-    "thank you very much",
-    "bye, see you later",
-    "hallo, wie geht's?",
-    "danke schön",
-    "hola, ¿qué tal?",
-    "muchas gracias",
-    "bonjour, ça va ?",
-    "merci beaucoup",
-    "olá, tudo bem?",
-    "muito obrigado",
-)
+EXAMPLES_FILE = "examples.yaml"
+"""The router's examples, in ``troupe/routing/data``: each group with where it came from."""
+
+
+def _examples(group: str) -> tuple[str, ...]:
+    text = (resources.files("troupe.routing") / "data" / EXAMPLES_FILE).read_text("utf-8")
+    return tuple(str(item) for item in yaml.safe_load(text)[group]["examples"])
+
+
+GREETINGS: tuple[str, ...] = _examples("greetings")
 """Examples of the greeting class, in the languages the router is measured on."""
 
-OPEN_QUESTIONS: tuple[str, ...] = (
-    "what is the meaning of this word?",
-    "explain how this concept works",
-    "what do you think about it?",
-    "which one is better in your opinion?",
-    "who invented the telephone?",
-    "why does this happen in nature?",
-    "how many days are in a leap year?",
-    "tell me a story",
-    "how far apart are these two places?",
-    "translate this sentence into another language",
-    "summarize the plot of a famous novel",
-    "suggest a good name for it",
-    "which is easier to learn, this or that?",
-    "what year did that historical event happen?",
-    "explain this idea to me in simple terms",
-    "how do you convert one unit into another?",
-    "write a short poem about the sea",
-    "can you explain what this technical term means?",
-    "how does this algorithm or protocol work?",
-    "what is the difference between these two technologies?",
-    "was bedeutet das?",
-    "¿qué significa esto?",
-    "qu'est-ce que cela veut dire ?",
-    "o que significa isso?",
-)
+OPEN_QUESTIONS: tuple[str, ...] = _examples("open_questions")
 """Examples of what the orchestrator answers itself: general knowledge and
 opinions. A request closer to these than to its best agent is left to the model."""
 

@@ -242,14 +242,14 @@ class TracePlugin(BasePlugin):
         return None
 
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
-        self._finish(invocation_context, error=None)
+        await self._finish(invocation_context, error=None)
 
     async def on_run_error_callback(
         self, *, invocation_context: InvocationContext, error: Exception
     ) -> None:
-        self._finish(invocation_context, error=f"{type(error).__name__}: {error}")
+        await self._finish(invocation_context, error=f"{type(error).__name__}: {error}")
 
-    def _finish(self, ctx: InvocationContext, *, error: str | None) -> None:
+    async def _finish(self, ctx: InvocationContext, *, error: str | None) -> None:
         turn = self.guards.end_invocation(ctx)
         if turn is None or self.store is None:
             return
@@ -265,7 +265,8 @@ class TracePlugin(BasePlugin):
             duration_s=turn_duration(turn),
         )
         try:
-            self.store.add(trace)
+            # Off the event loop: the store may be a PostgreSQL database away.
+            await asyncio.to_thread(self.store.add, trace)
         except Exception as exc:  # a full disk must not fail the user's turn
             logger.warning("Could not write the trace of turn %s: %s", trace.id, exc)
 

@@ -239,10 +239,17 @@ class Jail:
         def layers(inside_workspace: bool) -> list[str]:
             out: list[str] = []
             for extra in self.read_only:
+                # One this user cannot reach (a base Python under another user's
+                # home) would stop bwrap; the server cannot use it either way.
+                if not os.path.exists(extra):
+                    continue
                 if (self.workspace in extra.parents) == inside_workspace:
                     out += ["--ro-bind", str(extra), str(extra)]
             for cache in self.scratch:
-                if (self.workspace in cache.parents) != inside_workspace:
+                if (
+                    not os.path.exists(cache)
+                    or (self.workspace in cache.parents) != inside_workspace
+                ):
                     continue
                 if overlay and cache.is_dir():  # a file (a server's script) cannot take one
                     out += ["--overlay-src", str(cache), "--tmp-overlay", str(cache)]

@@ -1,0 +1,87 @@
+"""The development and test routing sets stay apart: nothing is tuned on the test set.
+
+The router's examples (``routing/data/examples.yaml``) and the topology's
+keywords may be modelled on the development set. A request of the frozen
+test set must never show up in them, as written or nearly so; and the test
+set itself changes only on purpose (its digest is pinned here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from importlib import resources
+
+import pytest
+
+from troupe.evaluation.dataset import BUILTIN_SETS, load_cases
+from troupe.routing.router import GREETINGS, OPEN_QUESTIONS
+from troupe.topology import resolve_topology
+
+TEST_SET_SHA256 = "89a4b13251411b6536dbea24973ca54342c73ea5817943db5fd04e70041f6e48"
+"""Change only with a note saying why: a new digest means a new test set."""
+NEAR = 0.8
+"""Word overlap (Jaccard) from which an example counts as a copy of a test request."""
+APART = 0.5
+"""The test set's requests share less than this with every development request."""
+
+
+def _normalised(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_normalised(text).split())
+
+
+def _near(a: str, b: str, bound: float) -> bool:
+    left, right = _words(a), _words(b)
+    return bool(left and right) and len(left & right) / len(left | right) >= bound
+
+
+def _tuned_texts() -> list[str]:
+    """Everything the router is tuned with: its examples and every topology's keywords."""
+    texts = [*GREETINGS, *OPEN_QUESTIONS]
+    for name in ("default", "classic"):
+        for agent in resolve_topology(name).agents:
+            texts += [*agent.keywords, agent.description]
+    return texts
+
+
+def test_the_frozen_test_set_has_not_changed() -> None:
+    data = resources.files("troupe.evaluation") / "data" / BUILTIN_SETS["test"]
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == TEST_SET_SHA256
+
+
+@pytest.mark.parametrize("case", load_cases("test"), ids=lambda case: case.text[:40])
+def test_no_test_request_leaked_into_the_routers_examples_or_keywords(case: object) -> None:
+    text = case.text  # type: ignore[attr-defined]
+    request = _normalised(text)
+    for tuned in _tuned_texts():
+        phrase = _normalised(tuned)
+        assert request not in phrase, f"{text!r} is in the router's examples or keywords"
+        assert not _near(text, tuned, NEAR), f"{text!r} is nearly {tuned!r}"
+
+
+def test_the_test_set_shares_no_request_with_the_development_set() -> None:
+    dev = [case.text for case in load_cases("dev")]
+    for case in load_cases("test"):
+        assert not any(_near(case.text, seen, APART) for seen in dev), case.text
+
+
+def test_both_sets_cover_every_agent_and_the_orchestrator() -> None:
+    for name in BUILTIN_SETS:
+        labels = {case.label for case in load_cases(name)}
+        assert labels == {agent.name for agent in resolve_topology("default").agents} | {
+            "orchestrator"
+        }, name
+
+
+def test_troupe_eval_scores_the_test_set_unless_told_otherwise() -> None:
+    import inspect
+
+    from troupe.cli.eval import eval_command
+    from troupe.evaluation.dataset import DEFAULT_SET
+
+    assert DEFAULT_SET == "test"
+    assert inspect.signature(eval_command).parameters["dataset"].default == DEFAULT_SET
