@@ -267,6 +267,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
                 disallow_transfer_to_peers=not config.guards,
             )
         )
+    _give_planner_its_team(sub_agents)
     sub_agents.extend(remote)
     instruction = build_orchestrator_instruction(
         entries,
@@ -287,6 +288,29 @@ def build_agent_tree(config: Config) -> LlmAgent:
     if router_mode(config) == "auto":
         _attach_router(root, config, {e.name: e for e in entries})
     return root
+
+
+PLANNER_NAME = "planner"
+
+
+def _give_planner_its_team(agents: Sequence[BaseAgent]) -> None:
+    """Let the planner carry out its plan: each other specialist becomes one of its
+    tools (an ADK ``AgentTool``), so it hands a step to its agent, gets the result
+    back, feeds it to the next step, and answers once with every step's outcome.
+
+    Why this shape: specialists cannot transfer back to their parent, so a
+    transfer-based loop would end at the first step; a per-plan
+    ``SequentialAgent`` would need a second parent for each specialist. An
+    ``AgentTool`` returns control to the caller after every step, inside the
+    same turn, under the same plugins (guards count its model calls).
+    """
+    from google.adk.tools.agent_tool import AgentTool
+
+    planner = next((a for a in agents if a.name == PLANNER_NAME), None)
+    if not isinstance(planner, LlmAgent):
+        return
+    team = [a for a in agents if a is not planner]
+    planner.tools = [*planner.tools, *(AgentTool(agent) for agent in team)]
 
 
 def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEntry]) -> None:
@@ -410,10 +434,13 @@ def _single_agent_mcp(config: Config) -> McpPlan:
 
 def agent_tools(agent: Any) -> list[str]:
     """Names of the tools an ADK agent holds (toolsets, e.g. MCP, are left out:
-    their tools are only known once they run)."""
+    their tools are only known once they run; so are the teammates the planner
+    calls for its steps, which are agents)."""
+    from google.adk.tools.agent_tool import AgentTool
+
     names: list[str] = []
     for tool in getattr(agent, "tools", None) or []:
-        if isinstance(tool, BaseToolset):
+        if isinstance(tool, BaseToolset | AgentTool):
             continue
         names.append(str(getattr(tool, "name", None) or getattr(tool, "__name__", repr(tool))))
     return names

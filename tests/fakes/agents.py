@@ -7,6 +7,7 @@ the routing tests do not change when built-in tools are added.
 from __future__ import annotations
 
 from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 
 import troupe
@@ -20,12 +21,15 @@ def instruction_of(agent: BaseAgent) -> str:
 
 
 def tool_names(agent: BaseAgent) -> list[str]:
-    """The names of ``agent``'s tools in order; troupe gives agents ADK ``BaseTool`` objects."""
+    """The names of ``agent``'s tools in order; troupe gives agents ADK ``BaseTool`` objects.
+
+    Teammates the planner calls for its steps (``AgentTool``) are agents, not tools."""
     assert isinstance(agent, LlmAgent), agent.name
     names = []
     for tool in agent.tools:
         assert isinstance(tool, BaseTool), tool
-        names.append(tool.name)
+        if not isinstance(tool, AgentTool):
+            names.append(tool.name)
     return names
 
 

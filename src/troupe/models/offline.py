@@ -12,7 +12,10 @@ results) runs with no API key, in tests, demos and benchmarks:
   commands, URLs), and reports the tool's result;
 * when none of its tools fits it answers in the ``[REJECT]`` format, naming
   the team member whose keywords fit;
-* as planner it returns numbered steps, each with an agent.
+* as planner holding its team as tools it derives the steps from the request
+  and the team's keywords, hands each step to its agent in order (with the
+  previous step's result), then reports every step's outcome; asked for a
+  plan only, it returns the numbered steps, each with an agent.
 """
 
 from __future__ import annotations
@@ -299,6 +302,60 @@ def _name_hits(request_stems: set[str], name_stems: set[str]) -> int:
     )
 
 
+_PLAN_ONLY = re.compile(
+    r"\b(?:plan only|only (?:a |the )?plan|just (?:give me |make |write )?(?:a |the )?plan|"
+    r"(?:do not|don't) (?:run|do|execute|carry out))\b",
+    re.I,
+)
+_PLAN_COLON = re.compile(r"^(?:please\s+)?(?:make\s+a\s+|write\s+a\s+)?plan\s*:", re.I)
+_PREVIOUS_STEP = "\n\nResult of the previous step:\n"
+_STEP_COMMA = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)\s*", re.I)
+
+
+def _asks_plan_only(text: str) -> bool:
+    """'just give me a plan ...', 'plan: ...', 'plan the steps to ...': the user
+    asked for a plan to review, not for the work."""
+    return bool(_PLAN_ONLY.search(text) or _PLAN_LEAD.match(text) or _PLAN_COLON.match(text))
+
+
+def _plan(text: str, team: Sequence[_Route]) -> list[tuple[str, str]]:
+    """The request's steps, each with the team member that should do it."""
+    if not team:
+        return []
+    parts = _GOAL_COLON.split(text, maxsplit=1)
+    goal = parts[1] if len(parts) == 2 and parts[1].strip() else _PLAN_LEAD.sub("", text)
+    steps = [s.strip(" .") for s in _SPLIT_STEPS.split(goal) if s.strip(" .")]
+    if len(steps) == 1:
+        steps = [s.strip(" .") for s in _STEP_COMMA.split(goal) if s.strip(" .")]
+    return _step_owners(steps, goal, team)
+
+
+def _plan_text(owners: Sequence[tuple[str, str]]) -> str:
+    lines = ["Plan for review:"]
+    lines += [f"{i}. {step} -> {owner}" for i, (step, owner) in enumerate(owners, 1)]
+    return "\n".join(lines)
+
+
+def _team_tools(system: str, decls: dict[str, types.FunctionDeclaration]) -> set[str]:
+    """Tools named after team members: the planner holds its team as tools."""
+    return {r.name for r in _parse_team(system)} & set(decls)
+
+
+def _step_results(request: LlmRequest, team_tools: set[str]) -> list[tuple[str, str]]:
+    """(agent, result) of each step already run in this request, in order."""
+    found: list[tuple[str, str]] = []
+    for content in request.contents:
+        for part in content.parts or []:
+            response = part.function_response
+            if response is None or response.name not in team_tools:
+                continue
+            payload = response.response or {}
+            if isinstance(payload, dict) and set(payload) == {"result"}:
+                payload = payload["result"]
+            found.append((str(response.name), readable_result(payload, _RESULT_LIMIT)))
+    return found
+
+
 class OfflineModel(BaseLlm):
     """Deterministic rule-based model; see the module docstring."""
 
@@ -326,6 +383,9 @@ class OfflineModel(BaseLlm):
         system = system_text(request)
         text = latest_request(request)
         decls = {d.name: d for d in _declarations(request) if d.name}
+        team_tools = _team_tools(system, decls)
+        if team_tools:
+            return self._run_plan(text, system, request, team_tools)
         results = _last_function_responses(request)
         failed_transfer = bool(results) and all(r.name == TRANSFER_TOOL for r in results)
         if results and not failed_transfer:
@@ -384,7 +444,9 @@ class OfflineModel(BaseLlm):
     ) -> list[types.Part]:
         if (peer := self._better_peer(text, system)) is not None:
             return [types.Part(text=self._reject_to(peer))]
-        request_stems = stems(text)
+        # A plan step's own words pick the tool; the previous step's result it
+        # carries only fills the arguments.
+        request_stems = stems(text.split(_PREVIOUS_STEP, 1)[0])
         best_name, best_score = None, 0
         for name, decl in tools.items():
             name_stems = stems(name.replace("_", " "))
@@ -423,15 +485,28 @@ class OfflineModel(BaseLlm):
         team = _parse_team(system)
         if not team:
             return f"(offline model) I have no tools for this request: {text}"
-        parts = _GOAL_COLON.split(text, maxsplit=1)
-        goal = parts[1] if len(parts) == 2 and parts[1].strip() else _PLAN_LEAD.sub("", text)
-        steps = [s.strip() for s in _SPLIT_STEPS.split(goal) if s.strip()]
-        if len(steps) == 1:
-            steps = [s.strip() for s in re.split(r",?\s+and\s+", goal) if s.strip()]
-        owners = _step_owners(steps, goal, team)
-        lines = ["Plan for review:"]
-        lines += [f"{i}. {step} -> {owner}" for i, (step, owner) in enumerate(owners, 1)]
-        return "\n".join(lines)
+        return _plan_text(_plan(text, team))
+
+    def _run_plan(
+        self, text: str, system: str, request: LlmRequest, team_tools: set[str]
+    ) -> list[types.Part]:
+        """As planner holding its team as tools: one step per call, in order, each
+        given the previous step's result; then one answer with every outcome. A
+        request for a plan only gets the plan, and nothing runs."""
+        team = [r for r in _parse_team(system) if r.name in team_tools]
+        steps = _plan(text, team)
+        if _asks_plan_only(text) or not steps:
+            return [types.Part(text=_plan_text(steps))]
+        done = _step_results(request, team_tools)
+        if len(done) < len(steps):
+            step, owner = steps[len(done)]
+            ask = step if not done else f"{step}{_PREVIOUS_STEP}{done[-1][1]}"
+            call = types.FunctionCall(name=owner, args={"request": ask})
+            return [types.Part(function_call=call)]
+        lines = ["Done, step by step:"]
+        for i, ((step, owner), (_, result)) in enumerate(zip(steps, done, strict=False), 1):
+            lines.append(f"{i}. {step} ({owner}): {result}")
+        return [types.Part(text="\n".join(lines))]
 
     def _report(self, results: list[types.FunctionResponse]) -> str:
         lines = []
