@@ -83,3 +83,17 @@ def test_healthz_answers_while_a_slow_huge_body_streams_and_the_body_is_cut(
     assert isinstance(result, httpx.Response), result
     assert result.status_code == 413
     assert result.json()["max_request_bytes"] == LIMIT
+
+
+def test_serve_max_request_bytes_sets_the_limit(servers: ServerFactory) -> None:
+    server = servers.start("--max-request-bytes", "4096")
+
+    answer = httpx.post(
+        f"{server.url}/run",
+        content=b'{"app_name": "troupe", "pad": "' + b"x" * 5000 + b'"}',
+        headers={"content-type": "application/json"},
+        timeout=60.0,
+    )
+
+    assert answer.status_code == 413
+    assert answer.json()["max_request_bytes"] == 4096
