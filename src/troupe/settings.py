@@ -65,6 +65,8 @@ if TYPE_CHECKING:
 CONFIG_ENV = "TROUPE_CONFIG"
 ENV_PREFIX = "TROUPE_"
 AUTH_TOKEN_ENV = "TROUPE_AUTH_TOKEN"
+DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+"""1 MiB: far above any message a client posts to ``troupe serve``."""
 
 __all__ = [
     "AUTH_TOKEN_ENV",
@@ -217,6 +219,12 @@ class Settings(TeamOptions):
     builtin_tools: bool = Field(default=True, description="Register troupe's built-in tools.")
     auth_token: str | None = Field(
         default=None, description="Bearer token `troupe serve` requires on every route."
+    )
+    max_request_bytes: int = Field(
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        ge=1024,
+        le=1024**3,
+        description="Largest request body `troupe serve` reads (bytes); larger ones get a 413.",
     )
     remote_agents: list[RemoteAgentEntry] = Field(
         default_factory=list, description="A2A agents added as sub-agents."

@@ -23,6 +23,12 @@ from typing import Any
 
 MAX_ARGUMENT_CHARS = 1_000_000
 """The longest text any one argument may hold (all its strings together)."""
+MAX_ARGUMENT_DEPTH = 32
+"""How deeply a call's arguments may nest lists and objects."""
+MAX_ARGUMENTS_BYTES = 16 * 1024 * 1024
+"""How large one call's arguments may be in all (UTF-8 text, keys included)."""
+REFUSED_ARGUMENTS = "__troupe_refused_arguments__"
+"""The one argument a call refused by :func:`shape_problem` is left with: the reason."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,44 @@ def argument_problem(func: Callable[..., Any], args: Mapping[str, Any]) -> Argum
         if problem is not None:
             return problem
     return None
+
+
+def shape_problem(args: Mapping[str, Any]) -> str | None:
+    """Why a call's arguments are too deep or too large to handle at all, if they are.
+
+    Walks without recursion, so no nesting a model sends can exhaust the
+    stack here; the checks that recurse run only on arguments that pass this.
+    """
+    size = 0
+    stack: list[tuple[Any, int]] = [(args, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            return f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+        if isinstance(value, str):
+            size += len(value.encode("utf-8", "surrogatepass"))
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                size += len(str(key).encode("utf-8", "surrogatepass"))
+                stack.append((item, depth + 1))
+        elif isinstance(value, list | tuple):
+            stack.extend((item, depth + 1) for item in value)
+        else:
+            size += 8
+        if size > MAX_ARGUMENTS_BYTES:
+            return f"arguments larger than {MAX_ARGUMENTS_BYTES} bytes"
+    return None
+
+
+def refused_call_error(tool: str, args: Mapping[str, Any]) -> dict[str, str] | None:
+    """The tool error for a call whose arguments were refused as it arrived, else None."""
+    problem = args.get(REFUSED_ARGUMENTS)
+    if not isinstance(problem, str):
+        return None
+    return {
+        "error": f"{tool} was not run: its {problem}.",
+        "accepted": "flatter, smaller arguments; split the work into several calls",
+    }
 
 
 def _hints(func: Callable[..., Any]) -> dict[str, Any]:

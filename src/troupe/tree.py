@@ -22,6 +22,7 @@ from typing_extensions import override
 from .config import Config, router_mode
 from .errors import ConfigError, ToolAdapterError, unexpected_failure
 from .mcp import McpPlan, place_servers, plan_servers
+from .models.bounded import BoundedModel
 from .models.keys import configured_key
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
@@ -77,6 +78,18 @@ class TroupeAgent(LlmAgent):
     def troupe_router(self) -> FastPath | None:
         """The fast-path router of this tree (on the root agent; None when off)."""
         return self._troupe_router
+
+    _bounded: BoundedModel | None = PrivateAttr(default=None)
+
+    @override
+    async def canonical_model_async(self, ctx: ReadonlyContext) -> BaseLlm:
+        # The model the flow calls: replies pass the argument-shape check first.
+        model = await super().canonical_model_async(ctx)
+        if isinstance(model, BoundedModel):
+            return model
+        if self._bounded is None or self._bounded.inner is not model:
+            self._bounded = BoundedModel.around(model)
+        return self._bounded
 
     @override
     async def canonical_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:

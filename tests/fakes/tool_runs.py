@@ -9,6 +9,7 @@ real model under that policy.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from troupe.mcp import McpServer, close_toolsets
 from troupe.routing.partition import owner_of
 from troupe.runtime.approvals import ApprovalPolicy, AskUser, run_with_approvals
 from troupe.runtime.tracing import TraceStore
+from troupe.settings import Settings
 from troupe.testing import ScriptedModel, call
 from troupe.topology import DEFAULT_TOPOLOGY
 
@@ -118,3 +120,35 @@ async def call_server_tool(
     finally:
         await close_toolsets(root)
     return ToolRun(shown_result(model, tool), events, model)
+
+
+def served_tool_responses(settings: Settings, tool: str, text: str) -> tuple[list[Any], list[Any]]:
+    """One ``/run`` turn on ``text`` through ``troupe serve``'s app on a new session.
+
+    Returns what ``tool`` answered (each ``functionResponse.response``) and every part
+    of the turn's events; fails unless ``/run`` answered 200.
+    """
+    from fastapi.testclient import TestClient
+
+    from troupe.server import ServeOptions, build_app
+
+    sid = f"served-{uuid.uuid4().hex[:8]}"
+    with TestClient(build_app(settings, ServeOptions()), base_url="http://127.0.0.1:8000") as web:
+        web.post("/apps/troupe/users/u1/sessions", json={"session_id": sid})
+        run = web.post(
+            "/run",
+            json={
+                "app_name": "troupe",
+                "user_id": "u1",
+                "session_id": sid,
+                "new_message": {"role": "user", "parts": [{"text": text}]},
+            },
+        )
+    assert run.status_code == 200, run.text
+    parts = [part for event in run.json() for part in event["content"]["parts"]]
+    responses = [
+        part["functionResponse"]["response"]
+        for part in parts
+        if "functionResponse" in part and part["functionResponse"]["name"] == tool
+    ]
+    return responses, parts

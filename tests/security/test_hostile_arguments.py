@@ -7,19 +7,16 @@ The calls go through the real runner with a scripted model (and, for
 from __future__ import annotations
 
 import logging
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from fakes.cli import unwrapped
-from fakes.tool_runs import call_tool, everything_shown
+from fakes.tool_runs import call_tool, everything_shown, served_tool_responses
 from troupe import Tool
 from troupe.cli.app import app as cli_app
-from troupe.server import ServeOptions, build_app
 from troupe.settings import load_settings
 from troupe.testing import ScriptedModel, call
 
@@ -148,26 +145,8 @@ def test_run_answers_200_with_the_error_when_a_tool_gets_bad_arguments(
             "Could not do it.",
         ]
     )
-    sid = f"hostile-{uuid.uuid4().hex[:8]}"
-    with TestClient(build_app(settings, ServeOptions()), base_url="http://127.0.0.1:8000") as web:
-        web.post("/apps/troupe/users/u1/sessions", json={"session_id": sid})
-        run = web.post(
-            "/run",
-            json={
-                "app_name": "troupe",
-                "user_id": "u1",
-                "session_id": sid,
-                "new_message": {"role": "user", "parts": [{"text": "read notes"}]},
-            },
-        )
+    responses, _ = served_tool_responses(settings, tool, "read notes")
 
-    assert run.status_code == 200, run.text
-    responses = [
-        part["functionResponse"]["response"]
-        for event in run.json()
-        for part in event["content"]["parts"]
-        if "functionResponse" in part and part["functionResponse"]["name"] == tool
-    ]
     assert responses and said in responses[0]["error"]
 
 

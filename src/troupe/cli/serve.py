@@ -45,6 +45,16 @@ def register(app: typer.Typer) -> None:
                 help="sqlite:///..., postgresql+asyncpg://... (or TROUPE_SESSION_STORE).",
             ),
         ] = None,
+        max_request_bytes: Annotated[
+            int | None,
+            typer.Option(
+                "--max-request-bytes",
+                min=1024,
+                max=1024 * 1024 * 1024,
+                help="Largest request body accepted; larger get a 413 "
+                "(default 1 MiB, or TROUPE_MAX_REQUEST_BYTES).",
+            ),
+        ] = None,
         config: ConfigOpt = None,
         model: ModelOpt = None,
         workspace: WorkspaceOpt = None,
@@ -63,6 +73,7 @@ def register(app: typer.Typer) -> None:
             agent=agent,
             public_url=public_url,
             session_store=session_store,
+            max_request_bytes=max_request_bytes,
             config=config,
             model=model,
             workspace=workspace,
@@ -81,6 +92,7 @@ def run_server(
     agent: str | None,
     public_url: str | None,
     session_store: str | None,
+    max_request_bytes: int | None = None,
     config: Path | None,
     model: str | None,
     workspace: Path | None,
@@ -108,6 +120,7 @@ def run_server(
             topology=topology,
             data_dir=data_dir,
             session_store=session_store,
+            max_request_bytes=max_request_bytes,
         )
         options = ServeOptions(
             host=host, port=port, web=web, a2a=a2a, agent=agent, public_url=public_url

@@ -48,6 +48,7 @@ from google.genai import types
 from .. import prompts
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
+from ..tool_arguments import refused_call_error
 from ..tool_results import readable_result
 from .repairs import Caller, declared_functions, examine
 from .tracing import TraceLog
@@ -255,6 +256,8 @@ class Guards:
     def before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
+        if (refused := refused_call_error(tool.name, args)) is not None:
+            return refused
         turn = self.turn_for(tool_context)
         if tool.name == TRANSFER_TOOL:
             return self._check_transfer(args, tool_context, turn)

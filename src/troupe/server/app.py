@@ -46,6 +46,7 @@ from ..sessions import close_session_store, open_session_store, probe_session_st
 from ..settings import Settings
 from ..tree import TroupeAgent, build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
+from .body_limit import BodyLimit
 from .browser_scopes import CloseBrowserOnDelete
 from .idempotency import IdempotentRuns
 
@@ -253,6 +254,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
             "session. Set auth_token in the config or TROUPE_AUTH_TOKEN.",
             options.host,
         )
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)  # outermost
     return app
 
 

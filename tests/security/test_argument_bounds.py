@@ -1,0 +1,79 @@
+"""Arguments nested too deeply or too large get a tool error; the turn goes on.
+
+A hostile model sends a 900-level nested argument (which once ended the turn
+with RecursionError) or an oversized one, through the real runner and through
+``troupe serve``'s ``/run``; the model is shown a clear error and answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fakes.tool_runs import call_tool, everything_shown, served_tool_responses
+from troupe import Tool
+from troupe.settings import load_settings
+from troupe.testing import ScriptedModel, call
+from troupe.tool_arguments import MAX_ARGUMENT_DEPTH, MAX_ARGUMENTS_BYTES
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(levels):
+        value = {"k": value}
+    return value
+
+
+async def test_900_level_nested_arguments_get_a_tool_error_and_the_turn_goes_on(
+    tools: list[Tool],
+) -> None:
+    run = await call_tool(tools, "fs_write", {"path": "a.txt", "content": _nested(900)})
+
+    assert run.response["error"] == (
+        f"fs_write was not run: its arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels."
+    )
+    last = run.events[-1].content
+    assert last is not None and last.parts
+    assert last.parts[0].text == "Reported the result."
+    assert "RecursionError" not in everything_shown(run)
+
+
+async def test_arguments_larger_than_the_bound_get_a_tool_error(
+    tools: list[Tool], workspace: Path
+) -> None:
+    pieces = ["x" * 1_000_000] * (MAX_ARGUMENTS_BYTES // 1_000_000 + 1)
+
+    run = await call_tool(tools, "fs_write", {"path": "b.txt", "content": pieces})
+
+    assert run.response["error"] == (
+        f"fs_write was not run: its arguments larger than {MAX_ARGUMENTS_BYTES} bytes."
+    )
+    assert not (workspace / "b.txt").exists()
+
+
+async def test_moderately_nested_arguments_still_reach_the_tool(tools: list[Tool]) -> None:
+    run = await call_tool(tools, "fs_write", {"path": "c.txt", "content": _nested(3)})
+
+    assert "was not run" not in run.response.get("error", "")
+
+
+def test_run_answers_200_with_the_error_for_deeply_nested_arguments(
+    workspace: Path, tmp_path: Path
+) -> None:
+    settings = load_settings(
+        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    settings.config.model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="operator"),
+            call("fs_read", path=_nested(900)),
+            "Could not do it.",
+        ]
+    )
+    responses, parts = served_tool_responses(settings, "fs_read", "read it")
+
+    errors = [response["error"] for response in responses]
+    assert errors == [
+        f"fs_read was not run: its arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels."
+    ]
+    assert parts[-1].get("text") == "Could not do it."
