@@ -81,10 +81,18 @@ class TroupeAgent(LlmAgent):
 
     _bounded: BoundedModel | None = PrivateAttr(default=None)
 
+    @property
+    @override
+    def canonical_model(self) -> BaseLlm:
+        # The model every caller gets (the flow, recovery's re-asks): replies
+        # pass the argument-shape check first.
+        return self._bounded_view(super().canonical_model)
+
     @override
     async def canonical_model_async(self, ctx: ReadonlyContext) -> BaseLlm:
-        # The model the flow calls: replies pass the argument-shape check first.
-        model = await super().canonical_model_async(ctx)
+        return self._bounded_view(await super().canonical_model_async(ctx))
+
+    def _bounded_view(self, model: BaseLlm) -> BaseLlm:
         if isinstance(model, BoundedModel):
             return model
         if self._bounded is None or self._bounded.inner is not model:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fakes.tool_runs import call_tool, everything_shown, served_tool_responses
+from fakes.scripted import scripted_assistant, turn_events
+from fakes.tool_runs import call_tool, everything_shown, served_tool_responses, shown_result
 from troupe import Tool
+from troupe.models.resilient import TransientModelError
 from troupe.settings import load_settings
 from troupe.testing import ScriptedModel, call
 from troupe.tool_arguments import MAX_ARGUMENT_DEPTH, MAX_ARGUMENTS_BYTES
@@ -77,3 +79,25 @@ def test_run_answers_200_with_the_error_for_deeply_nested_arguments(
         f"fs_read was not run: its arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels."
     ]
     assert parts[-1].get("text") == "Could not do it."
+
+
+async def test_a_retried_reply_with_deep_arguments_gets_the_same_tool_error(
+    tools: list[Tool],
+) -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="operator"),
+            TransientModelError(503, "overloaded"),  # the retry asks the model again
+            call("fs_read", path=_nested(900)),
+            "Reported the result.",
+        ]
+    )
+    assistant = scripted_assistant(model, tools)
+
+    events = await turn_events(assistant, "read it")
+
+    assert shown_result(model, "fs_read")["error"] == (
+        f"fs_read was not run: its arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels."
+    )
+    last = events[-1].content
+    assert last is not None and last.parts and last.parts[0].text == "Reported the result."

@@ -13,6 +13,8 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
+from .bounded import disarm_calls
+
 logger = logging.getLogger("troupe.models")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -174,6 +176,8 @@ async def _complete(model: BaseLlm, request: LlmRequest) -> LlmResponse | None:
     async for response in model.generate_content_async(request, stream=False):
         if not response.partial:
             final = response
+    if final is not None:
+        disarm_calls(final)  # a retried or fallback reply is checked like any other
     return final
 
 
