@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from google.adk.agents import LlmAgent
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.models.base_llm import BaseLlm
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.function_tool import FunctionTool
 
 from ..config import Config
@@ -22,7 +23,8 @@ def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
     subs: list[BaseAgent] = []
     for agent in reference.sub_agents:
         assert isinstance(agent, LlmAgent)
-        own = [by_name[getattr(t, "name", "")] for t in agent.tools]
+        # The planner's teammates (AgentTools) are agents, not tools of the flat list.
+        own = [by_name[getattr(t, "name", "")] for t in agent.tools if not isinstance(t, AgentTool)]
         subs.append(
             LlmAgent(
                 name=agent.name,
