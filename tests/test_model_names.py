@@ -81,3 +81,12 @@ def test_a_misspelt_gemini_name_at_the_cli_says_what_was_meant_and_which_key(
 def test_a_provider_without_a_model_is_refused_with_the_fix() -> None:
     with pytest.raises(troupe.ConfigError, match="names a provider but no model"):
         resolve_model("openai/")
+
+
+def test_the_offline_model_does_not_read_litellms_model_list() -> None:
+    from troupe.models.known import known_models
+
+    known_models.cache_clear()
+    resolve_model("offline")
+
+    assert known_models.cache_info().currsize == 0

@@ -142,7 +142,9 @@ def resolve_model(
             f"Model {name!r} names a provider but no model; write provider/model, "
             "e.g. openai/gpt-4o-mini or ollama_chat/llama3.2."
         )
-    if api_base is None and (guess := did_you_mean(name)):
+    # The offline model needs no check: it would only read LiteLLM's model list
+    # (a megabyte of JSON) on every start-up for nothing.
+    if name != OFFLINE_MODEL_NAME and api_base is None and (guess := did_you_mean(name)):
         # A warning, not a refusal: LiteLLM's list lags behind the providers.
         logger.warning(
             "model %r is not in LiteLLM's list of known models; did you mean %r?", name, guess
