@@ -60,6 +60,16 @@ async def _start_slow_turn(
     )
 
 
+async def _wait_until_held(client: httpx.AsyncClient, other: ServerProcess, sid: str) -> None:
+    """Return once ``other`` refuses a turn on ``sid``: the holder has the session."""
+    for _ in range(40):
+        reply = await client.post(f"{other.url}/run", json=run_body(sid, "run `echo probe`"))
+        if reply.status_code == 409:
+            return
+        await asyncio.sleep(0.25)
+    raise AssertionError("the slow turn never held the session")
+
+
 @pytest.mark.skipif(not os.environ.get(POSTGRES_ENV), reason="needs .ci/postgres.sh's server")
 def test_a_stopped_lock_holder_blocks_its_session_no_longer_than_the_bound(
     servers: ServerFactory, tmp_path: Path
@@ -122,6 +132,9 @@ def test_a_live_holder_keeps_its_session_past_the_lease(
     async def scenario() -> None:
         async with httpx.AsyncClient(timeout=60.0) as client:
             slow = await _start_slow_turn(client, holder, sid)
+            # Probes sent before the holder has the session would run and,
+            # sent back to back, could keep the slow turn from ever taking it.
+            await _wait_until_held(client, other, sid)
             started = time.monotonic()
             statuses = []
             # Well past the lease, the running turn still has the session.
