@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One-step developer tasks: ``python dev.py demo | test | lint | bench``.
+"""One-step developer tasks: ``python dev.py demo | test | lint | docs | bench``.
 
 Each task creates ``.venv`` when it is missing, installs troupe into it with
 the versions pinned in ``requirements.lock``, then runs. Only Python and pip
@@ -82,6 +82,10 @@ def main(argv: list[str]) -> int:
             run(BIN / "mypy", check=False),
         ]
         return max(codes)
+    if task == "docs":
+        install("dev")
+        os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+        return run(BIN / "mkdocs", "build", "--strict", "--quiet", *rest, check=False)
     if task == "bench":
         install("dev")
         return run(BIN / "troupe", "bench", *rest, check=False)

@@ -92,8 +92,8 @@ class TeamOptions(BaseModel):
         default=None,
         ge=0,
         le=1,
-        description="Confidence the router's best agent needs to be routed (see the README's "
-        "Routing); none: the default.",
+        description="Confidence the router's best agent needs to be routed "
+        "(see docs/routing.md); none: the default.",
     )
 
     router_encoder_threads: int = Field(

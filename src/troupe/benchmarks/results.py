@@ -2,7 +2,7 @@
 
 Every benchmark (``troupe bench ...`` and the scripts in ``bench/``) prints
 its figures with :func:`text_table` and keeps them with :func:`write_json`,
-so the README quotes tables of one shape and results of one format.
+so the docs quote tables of one shape and results of one format.
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ class McpServer:
     dangerous: bool = False
     """Ask the user before every call to one of these tools."""
     jail: bool = True
-    """Run a stdio server in the bubblewrap jail (see the README's Security
-    section). False starts it as an ordinary process of yours: only for a
+    """Run a stdio server in the bubblewrap jail (see
+    docs/security.md). False starts it as an ordinary process of yours: only for a
     server you trust with everything your user can reach."""
     workspace: str | Path | None = None
     """The folder the server works in and its tools' path arguments must stay

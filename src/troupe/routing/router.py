@@ -40,7 +40,7 @@ DEFAULT_THRESHOLD = 0.75
 """Confidence (see :meth:`Router.confidence`) the best agent needs to be routed
 without the model: chosen on the built-in routing set for at least 98%
 precision (``troupe bench router`` prints the sweep and a held-out check; see
-the README's Routing section)."""
+docs/routing.md)."""
 
 SEMANTIC_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.3
