@@ -9,25 +9,14 @@ from pathlib import Path
 from google.adk.events.event import Event
 from typer.testing import CliRunner
 
+from fakes.approvals import AskLog
 from troupe import Assistant, Config, Tool, build_agent_tree, builtin_tools
 from troupe.cli.app import app
-from troupe.runtime.approvals import ApprovalPolicy, ApprovalRequest, run_with_approvals
+from troupe.runtime.approvals import ApprovalPolicy, run_with_approvals
 from troupe.runtime.events import Step, steps
 from troupe.testing import ScriptedModel, call
 
 THREE_STEPS = "Read config.yaml, encrypt the database password in it and store it as a secret."
-
-
-class Asked:
-    """An ``ask`` callback that records each request and gives one answer."""
-
-    def __init__(self, answer: bool) -> None:
-        self.answer = answer
-        self.requests: list[ApprovalRequest] = []
-
-    def __call__(self, request: ApprovalRequest) -> bool:
-        self.requests.append(request)
-        return self.answer
 
 
 def _tools(workspace: Path) -> list:
@@ -49,13 +38,24 @@ def _stored_secrets(workspace: Path) -> list[str]:
     return [s["name"] for s in listing.func()["secrets"]]
 
 
+def _ledger(ran: list[str]) -> Tool:
+    """A dangerous vault tool that records each label it was run with in ``ran``."""
+
+    def secrets_record(label: str) -> dict[str, str]:
+        """Record a label in the vault's ledger."""
+        ran.append(label)
+        return {"recorded": label}
+
+    return Tool.from_function(secrets_record, dangerous=True)
+
+
 def _offline(workspace: Path) -> Assistant:
     config = Config(tools=_tools(workspace), model="offline", router="auto")
     return Assistant(build_agent_tree(config))
 
 
 async def _turn(
-    assistant: Assistant, text: str, policy: ApprovalPolicy, ask: Asked | None = None
+    assistant: Assistant, text: str, policy: ApprovalPolicy, ask: AskLog | None = None
 ) -> list[Step]:
     events: list[Event] = [
         e async for e in run_with_approvals(assistant, "s1", text, policy=policy, ask=ask)
@@ -73,12 +73,12 @@ async def test_an_approved_step_runs_its_dangerous_tool_and_the_answer_reports_i
     assistant = Assistant(
         build_agent_tree(Config(tools=_tools(tmp_path), model="offline", router="auto"))
     )
-    asked = Asked(True)
+    asked = AskLog(True)
 
     found = await _turn(assistant, THREE_STEPS, "ask", asked)
 
-    assert [(r.agent, r.tool) for r in asked.requests] == [("vault", "secrets_set")]
-    assert asked.requests[0].args["name"] == "database_password"
+    assert [(r.agent, r.tool) for r in asked.asked] == [("vault", "secrets_set")]
+    assert asked.asked[0].args["name"] == "database_password"
     answer = _answer(found)
     assert "3. store it as a secret (vault): Result of secrets_set" in answer
     assert "stored: True" in answer
@@ -103,13 +103,7 @@ async def test_a_step_that_needs_two_approvals_asks_for_each_and_runs_each_call_
     tmp_path: Path,
 ) -> None:
     ran: list[str] = []
-
-    def secrets_record(label: str) -> dict[str, str]:
-        """Record a label in the vault's ledger."""
-        ran.append(label)
-        return {"recorded": label}
-
-    ledger = Tool.from_function(secrets_record, dangerous=True)
+    ledger = _ledger(ran)
     model = ScriptedModel(
         replies=[
             call("transfer_to_agent", agent_name="planner"),
@@ -126,11 +120,11 @@ async def test_a_step_that_needs_two_approvals_asks_for_each_and_runs_each_call_
     )
     tools = [*_tools(tmp_path), ledger]
     assistant = Assistant(build_agent_tree(Config(tools=tools, model=model, router="off")))
-    asked = Asked(True)
+    asked = AskLog(True)
 
     found = await _turn(assistant, "record a and b", "ask", asked)
 
-    assert [(r.agent, r.tool, r.args) for r in asked.requests] == [
+    assert [(r.agent, r.tool, r.args) for r in asked.asked] == [
         ("vault", "secrets_record", {"label": "a"}),
         ("vault", "secrets_record", {"label": "b"}),
     ]
@@ -141,13 +135,7 @@ async def test_a_step_that_needs_two_approvals_asks_for_each_and_runs_each_call_
 
 async def test_a_declined_call_stays_refused_when_its_step_runs_again(tmp_path: Path) -> None:
     ran: list[str] = []
-
-    def secrets_record(label: str) -> dict[str, str]:
-        """Record a label in the vault's ledger."""
-        ran.append(label)
-        return {"recorded": label}
-
-    ledger = Tool.from_function(secrets_record, dangerous=True)
+    ledger = _ledger(ran)
     model = ScriptedModel(
         replies=[
             call("transfer_to_agent", agent_name="planner"),
@@ -161,7 +149,7 @@ async def test_a_declined_call_stays_refused_when_its_step_runs_again(tmp_path: 
     tools = [*_tools(tmp_path), ledger]
     assistant = Assistant(build_agent_tree(Config(tools=tools, model=model, router="off")))
 
-    found = await _turn(assistant, "record a", "ask", Asked(False))
+    found = await _turn(assistant, "record a", "ask", AskLog(False))
 
     assert ran == []
     assert _answer(found) == "1. record a (vault): not recorded"
