@@ -12,6 +12,7 @@ from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from typer.testing import CliRunner
 
+from fakes.approvals import AskLog
 from fakes.cli import unwrapped
 from troupe import Assistant, Config, ConfigError, Workspace, build_agent_tree, builtin_tools
 from troupe.builtins.operator import operator_tools
@@ -33,18 +34,6 @@ from troupe.runtime.approvals import (
 )
 from troupe.runtime.assistant import visible_text
 from troupe.testing import ScriptedModel, call, simplify
-
-
-class AskLog:
-    """An ask callback that records each request and answers ``answer``."""
-
-    def __init__(self, answer: bool) -> None:
-        self.answer = answer
-        self.asked: list[ApprovalRequest] = []
-
-    def __call__(self, request: ApprovalRequest) -> bool:
-        self.asked.append(request)
-        return self.answer
 
 
 def _assistant(workspace: Path, replies: list[Any]) -> tuple[Assistant, ScriptedModel]:

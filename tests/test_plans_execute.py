@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from fakes.scripted import scripted_assistant, turn_events
 from troupe import Assistant, Config, build_agent_tree, builtin_tools
 from troupe.cli.app import app
+from troupe.runtime.approvals import is_approval_plumbing, run_with_approvals
 from troupe.runtime.events import Step, steps
 from troupe.testing import ScriptedModel, call
 
@@ -20,7 +21,12 @@ THREE_STEPS = "Read config.yaml, encrypt the database password in it and store i
 
 
 def _steps(events: list[Event]) -> list[Step]:
-    return [step for event in events for step in steps(event)]
+    return [step for event in events for step in steps(event) if not is_approval_plumbing(event)]
+
+
+async def approved_turn(assistant: Assistant, text: str) -> list[Event]:
+    """One turn on ``text`` with every approval granted (step 3 stores a secret)."""
+    return [e async for e in run_with_approvals(assistant, "s1", text, policy="auto")]
 
 
 def _offline(tmp_path: Path) -> Assistant:
@@ -32,7 +38,7 @@ def _offline(tmp_path: Path) -> Assistant:
 async def test_offline_planner_hands_each_step_to_its_agent_and_reports_every_outcome(
     tmp_path: Path,
 ) -> None:
-    events = await turn_events(_offline(tmp_path), THREE_STEPS)
+    events = await approved_turn(_offline(tmp_path), THREE_STEPS)
 
     handed = [(s.author, s.name) for s in _steps(events) if s.kind == "tool_call"]
     assert handed == [("planner", "operator"), ("planner", "vault"), ("planner", "vault")]
@@ -40,11 +46,11 @@ async def test_offline_planner_hands_each_step_to_its_agent_and_reports_every_ou
     assert "1. Read config.yaml (operator): Result of fs_read" in answer
     assert "hunter2" in answer  # the file's content came back from step 1
     assert "2. encrypt the database password in it (vault): Result of crypto_encrypt" in answer
-    assert "3. store it as a secret (vault):" in answer
+    assert "3. store it as a secret (vault): Result of secrets_set" in answer
 
 
 async def test_a_step_is_given_the_result_of_the_step_before(tmp_path: Path) -> None:
-    events = await turn_events(_offline(tmp_path), THREE_STEPS)
+    events = await approved_turn(_offline(tmp_path), THREE_STEPS)
 
     asks = [s.text for s in _steps(events) if s.kind == "tool_call" and s.author == "planner"]
     assert "hunter2" not in asks[0]
@@ -89,7 +95,7 @@ async def test_scripted_planner_runs_three_steps_through_their_agents() -> None:
 
 def test_troupe_chat_runs_every_step_and_prints_each_outcome(tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text("db_password: hunter2\n", encoding="utf-8")
-    args = ["chat", "-m", "offline", "--router", "auto", "-w", str(tmp_path)]
+    args = ["chat", "-m", "offline", "--router", "auto", "--approve", "auto", "-w", str(tmp_path)]
     args += ["--data-dir", str(tmp_path / "data"), THREE_STEPS]
 
     result = CliRunner().invoke(app, args)

@@ -31,7 +31,8 @@ def refusal(tool_name: str, confirmation: ToolConfirmation | None) -> dict[str, 
     }
 
 
-def _effect_key(tool_context: ToolContext) -> str:
+def approved_effect_key(tool_context: ToolContext) -> str:
+    """State key: the effect that was approved for this call (see :func:`effect_changed`)."""
     return f"troupe.approved_effect.{tool_context.function_call_id}"
 
 
@@ -57,7 +58,7 @@ def ask_about_effect(
     the approver's answer can write), so :func:`effect_changed` can compare
     it with the effect at run time.
     """
-    tool_context.state[_effect_key(tool_context)] = effect
+    tool_context.state[approved_effect_key(tool_context)] = effect
     tool_context.request_confirmation(
         hint=f"Approve or reject {tool_name}: {effect.get('summary', '')}".rstrip(": "),
         payload={"effect": effect},
@@ -70,7 +71,7 @@ def effect_changed(
     tool_name: str, effect: dict[str, Any], tool_context: ToolContext
 ) -> dict[str, Any] | None:
     """None when ``effect`` is what was approved, else the refusal for the model."""
-    key = _effect_key(tool_context)
+    key = approved_effect_key(tool_context)
     approved = tool_context.state.get(key)
     tool_context.state[key] = None  # one approval, one run
     if approved == effect:

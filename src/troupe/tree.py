@@ -325,13 +325,13 @@ def _give_planner_its_team(agents: Sequence[BaseAgent]) -> None:
     ``AgentTool`` returns control to the caller after every step, inside the
     same turn, under the same plugins (guards count its model calls).
     """
-    from google.adk.tools.agent_tool import AgentTool
+    from .plan_steps import PlanStepTool
 
     planner = next((a for a in agents if a.name == PLANNER_NAME), None)
     if not isinstance(planner, LlmAgent):
         return
     team = [a for a in agents if a is not planner]
-    planner.tools = [*planner.tools, *(AgentTool(agent) for agent in team)]
+    planner.tools = [*planner.tools, *(PlanStepTool(agent) for agent in team)]
 
 
 def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEntry]) -> None:

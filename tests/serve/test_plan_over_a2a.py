@@ -1,5 +1,7 @@
 """A compound request sent over A2A to the whole team is carried out step by
-step, and the reply reports every step."""
+step, and the reply reports every step. Step 3 stores a secret, which needs a
+person's approval: the task stops in ``input-required`` with the question, and
+the client's "yes" on the same task lets the step run."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def test_a2a_client_gets_every_step_of_a_compound_request(tmp_path: Path) -> Non
         )  # fmt: skip
         card = f"{server.url}/a2a/.well-known/agent-card.json"
         result = subprocess.run(
-            [sys.executable, str(CLIENT), card, THREE_STEPS, TOKEN],
+            [sys.executable, str(CLIENT), card, THREE_STEPS, TOKEN, "--approve"],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
     finally:
@@ -38,4 +40,8 @@ def test_a2a_client_gets_every_step_of_a_compound_request(tmp_path: Path) -> Non
     answer = "\n".join(reply["texts"])
     assert "1. Read config.yaml (operator): Result of fs_read" in answer, reply
     assert "2. encrypt the database password in it (vault)" in answer
-    assert "3. store it as a secret (vault)" in answer
+    assert "3. store it as a secret (vault): Result of secrets_set" in answer
+    [asked] = reply["asked"]
+    step = asked["args"]["toolConfirmation"]["payload"]["step"]
+    assert (step["agent"], step["tool"]) == ("vault", "secrets_set")
+    assert step["args"]["name"] == "database_password"

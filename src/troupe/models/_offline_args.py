@@ -115,8 +115,62 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
     return score
 
 
-def fill_arguments(schema: dict[str, Any] | None, text: str) -> dict[str, Any]:
-    """Arguments for a tool whose JSON schema is ``schema``, read from ``text``."""
+_PAIR = re.compile(r"^\s*([\w.-]+):\s+(.+?)\s*$")
+_REFERENT = re.compile(r"\(([^()]+)\)\s*$")
+_DETERMINERS = {"the", "a", "an", "my", "our", "this", "that", "your"}
+_NOT_A_VALUE = {"path", "format", "key", "input", "note", "total", "truncated", "name"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4}
+
+
+def value_in_result(result: str, request: str) -> str | None:
+    """The value in an earlier step's ``result`` that ``request`` is about.
+
+    A result reads as ``key: value`` lines (``content: db_password: hunter2``):
+    the value whose key shares a word with the request wins ("the database
+    password" picks ``db_password``); else the first value that is not a
+    detail about the result (its path, format or key).
+    """
+    pairs: list[tuple[str, str]] = []
+    for line in result.splitlines():
+        rest = line
+        while (match := _PAIR.match(rest)) is not None:
+            pairs.append((match.group(1), match.group(2)))
+            rest = match.group(2)
+    wanted = _words(request)
+    for key, value in pairs:
+        if _words(key.replace("_", " ")) & wanted and not _PAIR.match(value):
+            return value
+    plain = [(k, v) for k, v in pairs if k.lower() not in _NOT_A_VALUE]
+    return plain[0][1] if plain else (result.strip() or None)
+
+
+def name_for(request: str) -> str | None:
+    """A name the request gives (quoted), or one made of what it refers to:
+    'store it as a secret (the database password)' -> ``database_password``."""
+    spans = quoted(request)
+    if spans:
+        return spans[0]
+    match = _REFERENT.search(request)
+    if match is None:
+        return None
+    words = [
+        w for w in re.findall(r"[A-Za-z0-9]+", match.group(1)) if w.lower() not in _DETERMINERS
+    ]
+    return "_".join(w.lower() for w in words) or None
+
+
+def fill_arguments(
+    schema: dict[str, Any] | None, text: str, previous: str | None = None
+) -> dict[str, Any]:
+    """Arguments for a tool whose JSON schema is ``schema``, read from ``text``.
+
+    ``previous`` is the result of the plan step before this one: the values a
+    step works on come from it ("encrypt the password in it"), while paths,
+    commands and URLs come from the step's own words.
+    """
     if not schema:
         return {}
     props: dict[str, Any] = schema.get("properties") or {}
@@ -134,7 +188,9 @@ def fill_arguments(schema: dict[str, Any] | None, text: str) -> dict[str, Any]:
             if value is None and re.search(r"\b(here|this (folder|directory))\b", text, re.I):
                 value = "."
         elif key in _TEXT_PARAMS:
-            value = _remainder(text)
+            value = _remainder(text) if previous is None else value_in_result(previous, text)
+        elif key == "name" and previous is not None:
+            value = name_for(text)
         elif (prop or {}).get("type") == "integer":
             numbers = _NUMBER.findall(text)
             value = int(numbers[0]) if numbers else None

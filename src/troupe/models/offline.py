@@ -312,6 +312,25 @@ _PREVIOUS_STEP = "\n\nResult of the previous step:\n"
 _STEP_COMMA = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)\s*", re.I)
 
 
+_PRONOUN = re.compile(r"\b(?:it|them)\b", re.I)
+_OBJECT = re.compile(
+    r"^\s*\w+\s+((?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+){0,2}?)"
+    r"(?=\s+(?:in|from|of|to|into|with|as|on|at|and)\b|\s*$)",
+    re.I,
+)
+
+
+def _referent(step: str, earlier: Sequence[str]) -> str | None:
+    """What 'it' in ``step`` stands for: the object of the nearest earlier step
+    that names one ('encrypt the database password in it', then 'store it')."""
+    if not _PRONOUN.search(step):
+        return None
+    for text in reversed(earlier):
+        if (match := _OBJECT.match(text)) is not None:
+            return match.group(1)
+    return None
+
+
 def _asks_plan_only(text: str) -> bool:
     """'just give me a plan ...', 'plan: ...', 'plan the steps to ...': the user
     asked for a plan to review, not for the work."""
@@ -459,7 +478,8 @@ class OfflineModel(BaseLlm):
             if _is_greeting(text) and "## Team" not in system:
                 return [types.Part(text=_greeting_reply(text))]
             return [types.Part(text=self._reject(text, system))]
-        args = fill_arguments(_schema(tools[best_name]), text)
+        request, _, previous = text.partition(_PREVIOUS_STEP)
+        args = fill_arguments(_schema(tools[best_name]), request, previous or None)
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
 
     def _better_peer(self, text: str, system: str) -> _Route | None:
@@ -500,6 +520,9 @@ class OfflineModel(BaseLlm):
         done = _step_results(request, team_tools)
         if len(done) < len(steps):
             step, owner = steps[len(done)]
+            referent = _referent(step, [s for s, _ in steps[: len(done)]])
+            if referent is not None:
+                step = f"{step} ({referent})"
             ask = step if not done else f"{step}{_PREVIOUS_STEP}{done[-1][1]}"
             call = types.FunctionCall(name=owner, args={"request": ask})
             return [types.Part(function_call=call)]

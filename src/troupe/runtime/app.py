@@ -19,6 +19,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from ..config import Config
 from ..errors import ConfigError
 from ..guards.turn import Guards
+from ..plan_steps import PlanStepApprovals
 from ..stores.session_lock import SessionQueuePlugin
 from ..stores.sessions import store_guard
 from .mcp_conflicts import McpConflictPlugin
@@ -41,6 +42,8 @@ RUNTIME_PLUGINS: tuple[tuple[str, PluginFactory], ...] = (
     ("usage", lambda guards, _store: UsagePlugin(guards)),
     ("guards", lambda guards, _store: GuardPlugin(guards)),
     ("mcp_conflicts", lambda _guards, _store: McpConflictPlugin()),
+    # A dangerous tool inside a plan step asks through the planner's call.
+    ("plan_step_approvals", lambda _guards, _store: PlanStepApprovals()),
     ("recovery", lambda guards, _store: RecoveryPlugin(guards)),
     ("turn_timeout", lambda guards, _store: TurnTimeoutPlugin(guards)),
     # Last: it writes the trace once the others have recorded the turn.

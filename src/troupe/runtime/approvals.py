@@ -97,9 +97,13 @@ def approval_requests(event: Event) -> list[ApprovalRequest]:
         asked = (call.args or {}).get("toolConfirmation") or {}
         payload = asked.get("payload") if isinstance(asked, dict) else None
         effect = payload.get("effect") if isinstance(payload, dict) else None
+        step = payload.get("step") if isinstance(payload, dict) else None
+        if isinstance(step, dict):
+            # A plan step paused: the question is about the tool inside the step.
+            original = {"name": step.get("tool"), "args": step.get("args")}
         found.append(
             ApprovalRequest(
-                agent=event.author,
+                agent=str(step.get("agent")) if isinstance(step, dict) else event.author,
                 tool=str(original.get("name") or "?"),
                 args=dict(original.get("args") or {}),
                 request_id=call.id,

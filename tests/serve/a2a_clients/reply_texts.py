@@ -17,3 +17,15 @@ def texts(value: Any) -> list[str]:
     if isinstance(value, list | tuple):
         return [t for v in value for t in texts(v)]
     return []
+
+
+def confirmation_requests(value: Any) -> list[dict[str, Any]]:
+    """Every ``adk_request_confirmation`` call in a reply (ADK's approval question)."""
+    if isinstance(value, dict):
+        found = (
+            [value] if value.get("name") == "adk_request_confirmation" and "args" in value else []
+        )
+        return found + [c for v in value.values() for c in confirmation_requests(v)]
+    if isinstance(value, list | tuple):
+        return [c for v in value for c in confirmation_requests(v)]
+    return []
