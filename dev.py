@@ -80,6 +80,8 @@ def main(argv: list[str]) -> int:
             run(BIN / "ruff", "check", "src", "tests", "bench", "dev.py", check=False),
             run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "dev.py", check=False),
             run(BIN / "mypy", check=False),
+            # The layer contract in pyproject.toml: packages import downward only.
+            run(BIN / "lint-imports", "--no-cache", check=False),
         ]
         return max(codes)
     if task == "docs":

@@ -1,4 +1,4 @@
-"""The in-flight repairs of malformed replies, on the pure functions of troupe.runtime.repairs."""
+"""The in-flight repairs of malformed replies, on the pure functions of troupe.guards.repairs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from troupe.routing.repair import AgentNameResolver
-from troupe.runtime.repairs import (
+from troupe.guards.repairs import (
     AGENT_AS_FUNCTION,
     ECHOED_REJECT,
     EMPTY_JSON,
@@ -24,6 +23,7 @@ from troupe.runtime.repairs import (
     matching_tool,
     task_text,
 )
+from troupe.routing.repair import AgentNameResolver
 
 AGENTS = ["operator", "navigator", "vault", "librarian", "chronicler", "planner"]
 RESOLVER = AgentNameResolver(

@@ -39,7 +39,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from typing_extensions import override
 
-from .runtime.approvals import approved_effect_key
+from .tool_approval import approved_effect_key
 
 STEP_MARKER = "troupe.plan_step.running"
 """State key: the plan step running now (None between steps), see :func:`step_id`."""

@@ -47,7 +47,7 @@ from .paths import (
     default_session_store,
 )
 from .remote import RemoteAgentEntry
-from .runtime.lock_limits import (
+from .stores.lock_limits import (
     DEFAULT_LEASE_S,
     DEFAULT_POOL_SIZE,
     DEFAULT_WAIT_S,

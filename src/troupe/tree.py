@@ -21,6 +21,7 @@ from typing_extensions import override
 
 from .config import Config, router_mode
 from .errors import ConfigError, ToolAdapterError, unexpected_failure
+from .guards.turn import Guards, GuardSettings
 from .mcp import McpPlan, place_servers, plan_servers
 from .models.bounded import BoundedModel
 from .models.keys import configured_key
@@ -40,8 +41,7 @@ from .routing.partition import partition_tools
 from .routing.phrase_cache import PhraseCache
 from .routing.repair import AgentNameResolver
 from .routing.router import DEFAULT_THRESHOLD, RouteDecision
-from .runtime.approvals import ask_about_effect, describe_effect, effect_changed, refusal
-from .runtime.guards import Guards, GuardSettings
+from .tool_approval import ask_about_effect, describe_effect, effect_changed, refusal
 from .tool_arguments import argument_problem
 from .tools import Tool, validate_tools
 from .topology import (

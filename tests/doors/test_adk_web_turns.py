@@ -17,7 +17,7 @@ from door_runs import ADK_APP_FOLDER, BASE, adk_web_app, run_body
 from google.adk.events.event import Event
 
 from fakes.session_turns import GatedModel, assert_turns_kept_apart, turn_request
-from troupe.sessions import close_session_store, open_session_store
+from troupe.stores.sessions import close_session_store, open_session_store
 
 USER = "u1"
 

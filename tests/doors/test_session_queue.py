@@ -19,8 +19,8 @@ from google.genai import types
 import troupe
 from fakes.session_turns import GatedModel
 from troupe.benchmarks.stub_tools import stub_tools
-from troupe.runtime.session_lock import FileGuard, PostgresGuard, session_turns
-from troupe.sessions import close_session_store, open_session_store, store_guard
+from troupe.stores.session_lock import FileGuard, PostgresGuard, session_turns
+from troupe.stores.sessions import close_session_store, open_session_store, store_guard
 
 
 def _runner(model: GatedModel, service: BaseSessionService) -> Runner:

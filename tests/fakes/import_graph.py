@@ -82,6 +82,20 @@ def graph() -> dict[str, set[str]]:
     return edges
 
 
+def packages(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph between troupe's top-level packages and modules (``troupe.x``):
+    an import between any two of their modules is an edge between them."""
+
+    def top(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    tops: dict[str, set[str]] = {}
+    for name, targets in edges.items():
+        own = top(name)
+        tops.setdefault(own, set()).update(top(t) for t in targets if top(t) != own)
+    return tops
+
+
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected groups of more than one module (Tarjan), each sorted."""
     index: dict[str, int] = {}

@@ -17,7 +17,7 @@ from troupe import Tool, builtin_tools
 from troupe.builtins import KnowledgeStore, MemoryStore, SecretStore
 from troupe.builtins._vault_key import load_master_key
 from troupe.runtime.approvals import ApprovalPolicy
-from troupe.sessions import open_session_store
+from troupe.stores.sessions import open_session_store
 
 # Every tool that takes a path, with arguments aimed at the data directory's files.
 PATH_CALLS: list[tuple[str, dict[str, Any]]] = [

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from troupe_servers import ServerFactory
 
-from troupe.sessions import close_session_store, open_session_store, sqlite_file
+from troupe.stores.sessions import close_session_store, open_session_store, sqlite_file
 
 USERS = 16
 KILL_AFTER_TURNS = 30

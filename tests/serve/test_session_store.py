@@ -12,15 +12,15 @@ import pytest
 from google.adk.agents import LlmAgent
 
 from troupe import Assistant, Config, ConfigError, build_agent_tree, builtin_tools
-from troupe.sessions import (
+from troupe.runtime.events import conversation
+from troupe.settings import load_settings
+from troupe.stores.sessions import (
     close_session_store,
-    conversation,
     default_session_store,
     open_session_store,
     probe_session_store,
     redact,
 )
-from troupe.settings import load_settings
 
 
 def _tree(workspace: Path, data: Path) -> LlmAgent:

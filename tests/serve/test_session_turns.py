@@ -22,7 +22,7 @@ from troupe_servers import ServerFactory, troupe_env
 
 import troupe
 from fakes.session_turns import GatedModel, assert_turns_kept_apart, turn_request
-from troupe.sessions import close_session_store, open_session_store
+from troupe.stores.sessions import close_session_store, open_session_store
 
 APP = "troupe"
 CLI_USER = "user"

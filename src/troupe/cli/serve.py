@@ -106,8 +106,8 @@ def run_server(
 
     from ..errors import ConfigError, TroupeError
     from ..logfile import attach_log_file
-    from ..sessions import redact
     from ..settings import load_settings
+    from ..stores.sessions import redact
 
     quiet_logs(verbose)
     try:

@@ -89,7 +89,7 @@ class ChatSession:
         root = build_agent_tree(settings.config)
         service = None
         if persist:
-            from ..sessions import open_session_store
+            from ..stores.sessions import open_session_store
 
             service = open_session_store(settings.session_store, settings.lock_limits)
         # Replies stream to the terminal as the model writes them (JSON output
@@ -230,7 +230,7 @@ class ChatSession:
         from ..builtins.browser_session import close_shared_browser
         from ..mcp import close_toolsets
         from ..remote import close_remote_agents
-        from ..sessions import close_session_store
+        from ..stores.sessions import close_session_store
 
         await close_shared_browser()
         await close_toolsets(self.assistant.root_agent)

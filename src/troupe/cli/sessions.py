@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from google.adk.sessions.base_session_service import BaseSessionService
     from google.adk.sessions.session import Session
 
-    from ..sessions import Line
+    from ..runtime.events import Line
 
 T = TypeVar("T")
 
@@ -116,8 +116,8 @@ def _with_store(
     action: Callable[[BaseSessionService], Awaitable[T]],
 ) -> T:
     from ..errors import TroupeError
-    from ..sessions import close_session_store, open_session_store
     from ..settings import load_settings
+    from ..stores.sessions import close_session_store, open_session_store
 
     quiet_logs(False)
 
@@ -201,7 +201,7 @@ def _print_list(found: list[Session], json_output: bool) -> None:
         return
     table = Table("session", "user", "last active", "events", "first message")
     for s in found:
-        from ..sessions import conversation
+        from ..runtime.events import conversation
 
         lines = conversation(s.events)
         first = next((line.text for line in lines if line.author == "user"), "")
@@ -216,7 +216,7 @@ def _print_list(found: list[Session], json_output: bool) -> None:
 
 
 def _print_conversation(session: Session, json_output: bool) -> None:
-    from ..sessions import conversation
+    from ..runtime.events import conversation
 
     lines = conversation(session.events)
     if json_output:

@@ -163,8 +163,8 @@ def _toolset_class() -> Callable[..., BaseToolset]:
     from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
     from google.adk.tools.tool_context import ToolContext
 
-    from ..runtime.approvals import ask_about_effect, effect_changed, refusal
     from ..sandbox import unconfined_effect
+    from ..tool_approval import ask_about_effect, effect_changed, refusal
 
     class TroupeMcpTool(McpTool):
         """An McpTool whose ``isError`` answers are failures ({"error": ...}),

@@ -18,13 +18,13 @@ from google.adk.plugins.base_plugin import BasePlugin
 
 from ..config import Config
 from ..errors import ConfigError
+from ..guards.turn import Guards
 from ..plan_steps import PlanStepApprovals
-from ..sessions import store_guard
-from .guards import Guards
+from ..stores.session_lock import SessionQueuePlugin
+from ..stores.sessions import store_guard
 from .mcp_conflicts import McpConflictPlugin
 from .plugins import GuardPlugin, RouterPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
 from .recovery import RecoveryPlugin
-from .session_lock import SessionQueuePlugin
 from .tracing import TraceStore
 
 DEFAULT_APP_NAME = "troupe"

@@ -29,12 +29,12 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from ..errors import InvalidRequestError, UnknownAgentError
+from ..guards.turn import Guards, TurnRecord
 from ..prompts import correction_message
+from ..stores.session_lock import session_turns
 from .app import DEFAULT_APP_NAME, build_app
 from .events import Step, steps
-from .guards import Guards, TurnRecord
 from .plugins import NOTE_AUTHOR, message_text, note_event
-from .session_lock import session_turns
 from .tracing import TraceStore, build_trace
 
 logger = logging.getLogger("troupe.runtime")
@@ -199,7 +199,7 @@ class Assistant:
         turns, and end a turn that outlives its time limit with a message.
 
         Turns on one session run one at a time: a second message waits until
-        the first has finished (see :mod:`troupe.runtime.session_lock`).
+        the first has finished (see :mod:`troupe.stores.session_lock`).
         """
         _check_message(session_id, text)
         turns = session_turns(self.session_service)

@@ -96,3 +96,34 @@ def is_failure(event: Event) -> bool:
 
 def _is_error(response: Any) -> bool:
     return isinstance(response, dict) and "error" in response
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a stored conversation: who said or did what."""
+
+    author: str
+    """``user`` or the agent's name."""
+    kind: str
+    """``message`` for the user's text, else a :class:`~troupe.runtime.events.Step` kind."""
+    name: str | None
+    """The transfer target or the tool, when there is one."""
+    text: str
+    """What was said, the call's arguments or the tool's result."""
+
+
+def conversation(events: list[Event]) -> list[Line]:
+    """The stored events of a session as lines: user messages, transfers, tools, answers."""
+    lines: list[Line] = []
+    for event in events:
+        if event.author == "user":
+            text = "".join(
+                part.text
+                for part in (event.content.parts if event.content else None) or []
+                if part.text
+            )
+            if text:
+                lines.append(Line("user", "message", None, text))
+            continue
+        lines.extend(Line(s.author, s.kind, s.name, s.text) for s in steps(event))
+    return lines

@@ -2,11 +2,11 @@
 ``adk run``, A2A) runs the same guards, usage counts, time limit and traces.
 
 Each plugin does one job and keeps its per-turn state in the
-:class:`~troupe.runtime.guards.TurnRecord` of the invocation (or of the
+:class:`~troupe.guards.turn.TurnRecord` of the invocation (or of the
 Assistant's turn, when one is open for the session):
 
 * :class:`UsagePlugin` times model and tool calls and counts tokens;
-* :class:`GuardPlugin` runs the :class:`~troupe.runtime.guards.Guards`;
+* :class:`GuardPlugin` runs the :class:`~troupe.guards.turn.Guards`;
 * :class:`TurnTimeoutPlugin` ends a turn that outlives ``turn_timeout_s``
   with the stop message, by aborting the invocation;
 * :class:`TracePlugin` keeps the turn's events and writes its trace.
@@ -30,7 +30,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from .guards import Guards, TurnRecord, stop_message
+from ..guards.turn import Guards, TurnRecord, stop_message
 from .tracing import Tracer, TraceStore, build_trace
 
 logger = logging.getLogger("troupe.runtime")

@@ -32,10 +32,10 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.genai import types
 
 from .. import prompts
+from ..guards.calls import ModelCall
+from ..guards.turn import Guards, TurnRecord, stop_message
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..tool_results import readable_result
-from .guards import Guards, TurnRecord, stop_message
-from .tracing import ModelCall
 
 logger = logging.getLogger("troupe.runtime")
 

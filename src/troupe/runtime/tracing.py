@@ -24,41 +24,12 @@ from google.adk.tools.tool_context import ToolContext
 
 from ..builtins._database import Postgres, postgres_schema
 from ..builtins._store import Store
+from ..guards.calls import ModelCall, ToolCall, TraceLog
 
 MASK = "***"
 _SENSITIVE_KEY = re.compile(r"password|passwd|secret|token|api_?key|credential|private", re.I)
 _SECRET_TOOLS_VALUE_KEYS = {"value", "plaintext"}
 _MAX_TEXT = 2000
-
-
-@dataclass
-class ModelCall:
-    agent: str
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    latency_ms: float = 0.0
-    cached_tokens: int = 0
-    """Prompt tokens the provider served from its prompt cache (when it says so)."""
-
-
-@dataclass
-class ToolCall:
-    agent: str
-    tool: str
-    args: dict[str, Any]
-    result_chars: int = 0
-    duration_ms: float = 0.0
-    error: str | None = None
-
-
-@dataclass
-class TraceLog:
-    """Model and tool calls of one turn, filled in by :class:`Tracer` callbacks."""
-
-    model_calls: list[ModelCall] = field(default_factory=list)
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    _model_started: dict[str, float] = field(default_factory=dict)
-    _tool_started: dict[str, float] = field(default_factory=dict)
 
 
 def mask_args(tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -38,12 +38,12 @@ from ..errors import ConfigError
 from ..remote import check_remote_agents
 from ..runtime.app import DEFAULT_APP_NAME
 from ..runtime.app import build_app as build_runtime_app
-from ..runtime.lock_limits import SessionBusyError
-from ..runtime.session_lock import QueuedRunner
 from ..runtime.turn_records import TurnRecords
 from ..sandbox.private import private_dir
-from ..sessions import close_session_store, open_session_store, probe_session_store, redact
 from ..settings import Settings
+from ..stores.lock_limits import SessionBusyError
+from ..stores.session_lock import QueuedRunner
+from ..stores.sessions import close_session_store, open_session_store, probe_session_store, redact
 from ..tree import TroupeAgent, build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
 from .body_limit import BodyLimit

@@ -29,8 +29,6 @@ from typing import Any
 from google.adk.sessions.base_session_service import BaseSessionService
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..runtime.lock_limits import SessionBusyError
-from ..runtime.session_lock import session_turns
 from ..runtime.turn_records import (
     DONE,
     INTERRUPTED,
@@ -42,6 +40,8 @@ from ..runtime.turn_records import (
     session_scope,
     turn_key,
 )
+from ..stores.lock_limits import SessionBusyError
+from ..stores.session_lock import session_turns
 
 HEADER = b"idempotency-key"
 MEDIA_TYPES = {"/run": b"application/json", "/run_sse": b"text/event-stream"}

@@ -1,6 +1,6 @@
 """How long a turn waits for its session, and what it says when it cannot have it.
 
-Kept apart from :mod:`troupe.runtime.session_lock` so the settings can name
+Kept apart from :mod:`troupe.stores.session_lock` so the settings can name
 the defaults without importing ADK.
 """
 

@@ -14,7 +14,7 @@ They run as the callbacks of one ADK plugin, for every agent (no patch to ADK):
   request, which repeats the routing table;
 * ``after_model``: repairs a malformed reply in flight (an agent called as a
   function, a call written as text, the orchestrator echoing ``[REJECT]``; see
-  :mod:`troupe.runtime.repairs`), counts each as an invalid name and a repair,
+  :mod:`troupe.guards.repairs`), counts each as an invalid name and a repair,
   and remembers a specialist's ``[REJECT]``;
 * ``after_tool``: remembers results.
 
@@ -50,8 +50,8 @@ from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
 from ..tool_arguments import refused_call_error
 from ..tool_results import readable_result
+from .calls import TraceLog
 from .repairs import Caller, declared_functions, examine
-from .tracing import TraceLog
 
 logger = logging.getLogger("troupe.guards")
 
@@ -97,7 +97,7 @@ class TurnRecord:
     invalid_names: list[str] = field(default_factory=list)
     """Every name or shape the model wrote that does not exist, repaired or not."""
     shapes: list[str] = field(default_factory=list)
-    """The :data:`~troupe.runtime.repairs.SHAPES` key of each malformed reply."""
+    """The :data:`~troupe.guards.repairs.SHAPES` key of each malformed reply."""
     unresolved: list[str] = field(default_factory=list)
     """Transfer targets that could not be resolved."""
     rejected_by: list[str] = field(default_factory=list)

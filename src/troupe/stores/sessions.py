@@ -8,7 +8,7 @@ ADK's SQLAlchemy ``DatabaseSessionService``, as ``adk api_server`` does. For
 SQLite troupe only switches the file to WAL and queues this process's writes
 (:class:`SerializedSqliteSessionService`), so many concurrent sessions do not
 fail on SQLite's file lock. Every store opened here also gets the queue that
-runs one turn at a time per session (:mod:`troupe.runtime.session_lock`).
+runs one turn at a time per session (:mod:`troupe.stores.session_lock`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import contextlib
 import importlib.util
 import logging
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,10 +28,11 @@ from google.adk.sessions.session import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from typing_extensions import override
 
-from .errors import ConfigError
-from .paths import default_session_store as default_session_store
-from .runtime.events import steps
-from .runtime.session_lock import (
+from ..errors import ConfigError
+from ..paths import default_session_store as default_session_store
+from ..sandbox.private import private_file
+from ..store_urls import redact as redact
+from .session_lock import (
     FileGuard,
     LockLimits,
     PostgresGuard,
@@ -41,8 +41,6 @@ from .runtime.session_lock import (
     attach_turns,
     session_turns,
 )
-from .sandbox.private import private_file
-from .store_urls import redact as redact
 
 logger = logging.getLogger("troupe.sessions")
 
@@ -211,34 +209,3 @@ async def close_session_store(service: BaseSessionService) -> None:
         result = close()
         if hasattr(result, "__await__"):
             await result
-
-
-@dataclass(frozen=True)
-class Line:
-    """One line of a stored conversation: who said or did what."""
-
-    author: str
-    """``user`` or the agent's name."""
-    kind: str
-    """``message`` for the user's text, else a :class:`~troupe.runtime.events.Step` kind."""
-    name: str | None
-    """The transfer target or the tool, when there is one."""
-    text: str
-    """What was said, the call's arguments or the tool's result."""
-
-
-def conversation(events: list[Event]) -> list[Line]:
-    """The stored events of a session as lines: user messages, transfers, tools, answers."""
-    lines: list[Line] = []
-    for event in events:
-        if event.author == "user":
-            text = "".join(
-                part.text
-                for part in (event.content.parts if event.content else None) or []
-                if part.text
-            )
-            if text:
-                lines.append(Line("user", "message", None, text))
-            continue
-        lines.extend(Line(s.author, s.kind, s.name, s.text) for s in steps(event))
-    return lines
