@@ -28,7 +28,8 @@ def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
         subs.append(
             LlmAgent(
                 name=agent.name,
-                model=model,
+                # The reference agent's model: the offline model's view of the team.
+                model=agent.model,
                 description=agent.description,
                 instruction=str(agent.instruction),
                 tools=[FunctionTool(t.func) for t in own],
@@ -36,7 +37,7 @@ def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
         )
     return LlmAgent(
         name=reference.name,
-        model=model,
+        model=reference.model,
         description=reference.description,
         instruction=str(reference.instruction),
         sub_agents=subs,
