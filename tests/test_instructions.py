@@ -265,7 +265,7 @@ def test_every_specialist_instruction_gives_the_reject_format() -> None:
         ("navigator", "summarize findings clearly"),
         ("vault", "report the results clearly"),
         ("librarian", "summarize findings clearly"),
-        ("planner", "present the plan for review"),
+        ("planner", "answer once with every step's outcome"),
         ("chronicler", "report what was stored or retrieved"),
     ],
 )

@@ -149,7 +149,9 @@ async def _ask_directly(agent: LlmAgent, text: str) -> str:
     request = LlmRequest(contents=[types.Content(role="user", parts=[types.Part(text=text)])])
     request.config.system_instruction = str(agent.instruction)
     request.append_tools([t for t in agent.tools if isinstance(t, BaseTool)])
-    replies = [r async for r in OfflineModel().generate_content_async(request)]
+    model = agent.model  # the agent's own view of the team, given by the tree
+    assert isinstance(model, OfflineModel)
+    replies = [r async for r in model.generate_content_async(request)]
     assert len(replies) == 1 and replies[0].content is not None
     parts = replies[0].content.parts or []
     assert all(p.function_call is None for p in parts)

@@ -5,6 +5,7 @@ ADK's nested run, which cannot pause."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from google.adk.events.event import Event
 from typer.testing import CliRunner
@@ -168,3 +169,19 @@ def test_troupe_chat_asks_about_the_steps_tool_and_runs_every_step(tmp_path: Pat
     assert "secrets_set approved" in flat
     assert "3. store it as a secret (vault): Result of secrets_set" in flat
     assert "name: database_password" in flat
+
+
+async def test_a_plans_steps_count_against_the_turns_model_call_limit(tmp_path: Path) -> None:
+    replies: list[Any] = [call("transfer_to_agent", agent_name="planner")]
+    for i in range(10):
+        replies += [call("operator", request=f"list step {i}"), call("fs_list", path="."), "listed"]
+    replies.append("done")
+    model = ScriptedModel(replies=replies)
+    config = Config(tools=_tools(tmp_path), model=model, router="off", max_model_calls=8)
+
+    result = await Assistant(build_agent_tree(config)).run_turn("s1", "list the files ten times")
+
+    # orchestrator 1, then per step: the planner's call and the operator's two.
+    assert result.model_calls == 8
+    assert result.stopped is not None and "8 model calls" in result.stopped
+    assert model.remaining == len(replies) - 8

@@ -41,7 +41,9 @@ async def _reply(agent: LlmAgent, *turns: str | types.FunctionResponse) -> list[
     if agent.sub_agents:
         tools.append(TransferToAgentTool(agent_names=[a.name for a in agent.sub_agents]))
     request.append_tools(tools)
-    replies = [r async for r in OfflineModel().generate_content_async(request)]
+    model = agent.model  # the agent's own view of the team, given by the tree
+    assert isinstance(model, OfflineModel)
+    replies = [r async for r in model.generate_content_async(request)]
     assert replies[0].content is not None
     return list(replies[0].content.parts or [])
 

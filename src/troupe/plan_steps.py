@@ -40,6 +40,7 @@ from google.adk.tools.tool_context import ToolContext
 from typing_extensions import override
 
 from .tool_approval import approved_effect_key
+from .turn_state import PARENT_TURN_KEY
 
 STEP_MARKER = "troupe.plan_step.running"
 """State key: the plan step running now (None between steps), see :func:`step_id`."""
@@ -91,10 +92,16 @@ class PlanStepTool(AgentTool):
             # pause again (see below): ask now, before running anything.
             return self._ask(asked, tool_context)
         state[STEP_MARKER] = step
+        # The step's model and tool calls count against this turn's limits.
+        state[PARENT_TURN_KEY] = {
+            "session": tool_context.session.id,
+            "invocation": tool_context.invocation_id,
+        }
         try:
             result = await super().run_async(args=args, tool_context=tool_context)
         finally:
             state[STEP_MARKER] = None
+            state[PARENT_TURN_KEY] = None
         asked = state.get(asked_key(step))
         if not isinstance(asked, dict):
             state[answers_key(step)] = None  # the step is done: its answers are spent

@@ -39,7 +39,11 @@ class AgentSpec:
     prefixes: tuple[str, ...] = ()
     """Tool-name prefixes this agent owns, e.g. ``("fs_", "exec")``."""
     keywords: tuple[str, ...] = ()
-    """Words in a request that point to this agent."""
+    """Words in a request that point to this agent, shown in the instructions."""
+    match_phrases: tuple[str, ...] = ()
+    """Fragments that point to this agent but read as nonsense to a model
+    ("what did i", "note that i"): the router and the offline model match them;
+    no instruction shows them."""
     accepts: str = ""
     """What kind of task the agent takes."""
     returns: str = ""
@@ -119,6 +123,10 @@ class _AgentSpecFile(BaseModel):
         default_factory=list, description="Other names a model may use for this agent."
     )
     keywords: list[str] = Field(default_factory=list)
+    match_phrases: list[str] = Field(
+        default_factory=list,
+        description="Request fragments matched by the router but never shown to a model.",
+    )
     accepts: str = ""
     returns: str = ""
     cannot_do: list[str] = Field(default_factory=list)
@@ -174,6 +182,7 @@ def load_topology(path: str | Path) -> Topology:
                 capabilities=dict(a.capabilities),
                 synonyms=tuple(a.synonyms),
                 keywords=tuple(a.keywords),
+                match_phrases=tuple(a.match_phrases),
                 accepts=a.accepts,
                 returns=a.returns,
                 cannot_do=tuple(a.cannot_do),

@@ -25,6 +25,7 @@ from .guards.turn import Guards, GuardSettings
 from .mcp import McpPlan, place_servers, plan_servers
 from .models.bounded import BoundedModel
 from .models.keys import configured_key
+from .models.offline import OfflineModel, TeamRoute
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
 from .routing.capabilities import capability_description, capability_list
@@ -206,6 +207,7 @@ def _route_entry(spec: AgentSpec, tools: Sequence[Tool], topology: Topology) -> 
         accepts=spec.accepts,
         returns=spec.returns,
         cannot_do=spec.cannot_do,
+        match_phrases=spec.match_phrases,
     )
 
 
@@ -304,6 +306,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
         tools=[],
         sub_agents=sub_agents,
     )
+    _tell_offline_models_the_team(root, entries)
     resolver = AgentNameResolver.for_topology(topology, [a.name for a in sub_agents])
     _attach_guards(root, config, resolver)
     if router_mode(config) == "auto":
@@ -312,6 +315,21 @@ def build_agent_tree(config: Config) -> LlmAgent:
 
 
 PLANNER_NAME = "planner"
+
+
+def _tell_offline_models_the_team(root: LlmAgent, entries: Sequence[RouteEntry]) -> None:
+    """Give each agent running the offline model its own view of the team, as data."""
+    team = [
+        TeamRoute(
+            name=e.name,
+            keywords=(*e.keywords, *e.match_phrases),
+            text=" ".join(t for t in (e.role, e.accepts) if t),
+        )
+        for e in entries
+    ]
+    for agent in (root, *root.sub_agents):
+        if isinstance(agent, LlmAgent) and isinstance(agent.model, OfflineModel):
+            agent.model = agent.model.serving(agent.name, team)
 
 
 def _give_planner_its_team(agents: Sequence[BaseAgent]) -> None:

@@ -13,17 +13,16 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from google.adk.agents import LlmAgent
-from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 from typing_extensions import override
 
 import troupe
 from fakes.agents import OPERATOR_TOOLS, instruction_of, tool_names
 from fakes.named_tools import make_tool, named_tree, routing_blocks
-from troupe.testing import declared_tools, simplify
+from troupe.testing import simplify
 
 SIX_AGENTS = ["operator", "navigator", "vault", "librarian", "planner", "chronicler"]
 
@@ -181,23 +180,22 @@ def test_reject_protocol_orchestrator_instruction_handles_rejections() -> None:
     assert "never send the same task back to an agent that rejected it" in rejections
 
 
-class MisroutingModel(BaseLlm):
-    """Sends the first request to operator, then behaves like the offline model."""
+class MisroutingModel(troupe.OfflineModel):
+    """The offline model, except that the orchestrator first sends the task to operator.
 
-    model: str = "misrouting"
+    The tree gives each agent its own view of this model (see
+    ``OfflineModel.serving``); the views share one list of replies.
+    """
+
+    replies: list[str] = Field(default_factory=list)
+    """Every text the offline model produced, whichever agent it served."""
     _misrouted: bool = PrivateAttr(default=False)
-    _replies: list[str] = PrivateAttr(default_factory=list)
-
-    @property
-    def replies(self) -> list[str]:
-        """Every text the wrapped offline model produced."""
-        return list(self._replies)
 
     @override
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        if "transfer_to_agent" in declared_tools(llm_request) and not self._misrouted:
+        if self.agent == "orchestrator" and not self._misrouted:
             self._misrouted = True
             call = types.FunctionCall(name="transfer_to_agent", args={"agent_name": "operator"})
             yield LlmResponse(
@@ -205,10 +203,10 @@ class MisroutingModel(BaseLlm):
                 turn_complete=True,
             )
             return
-        async for response in troupe.OfflineModel().generate_content_async(llm_request):
+        async for response in super().generate_content_async(llm_request, stream):
             for part in (response.content.parts if response.content else None) or []:
                 if part.text:
-                    self._replies.append(part.text)
+                    self.replies.append(part.text)
             yield response
 
 

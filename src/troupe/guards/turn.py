@@ -50,6 +50,7 @@ from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
 from ..tool_arguments import refused_call_error
 from ..tool_results import readable_result
+from ..turn_state import parent_turn
 from .calls import TraceLog
 from .repairs import Caller, declared_functions, examine
 
@@ -188,8 +189,12 @@ class Guards:
 
     def turn_for(self, ctx: CallbackContext | ToolContext | InvocationContext) -> TurnRecord:
         """The record of the turn a callback or invocation context belongs to."""
-        session_id = ctx.session.id
-        key = self._active.get(session_id) or f"inv:{ctx.invocation_id}"
+        session_id, invocation_id = ctx.session.id, ctx.invocation_id
+        parent = parent_turn(ctx.session.state)
+        if parent is not None and parent[0] != session_id:
+            # A plan step's nested run: its calls count against the turn that ran it.
+            session_id, invocation_id = parent
+        key = self._active.get(session_id) or f"inv:{invocation_id}"
         return self._record(key)
 
     def end_invocation(self, ctx: InvocationContext) -> TurnRecord | None:

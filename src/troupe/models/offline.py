@@ -2,9 +2,12 @@
 
 It is not a language model. It reads the same requests a real model gets and
 answers by rules, so the whole pipeline (routing, transfers, tool calls,
-results) runs with no API key, in tests, demos and benchmarks:
+results) runs with no API key, in tests, demos and benchmarks. What it knows
+about the team (each member's keywords and description) is given to it as
+data by the tree (see :meth:`OfflineModel.serving`), never parsed back out
+of the instructions:
 
-* as orchestrator it scores the routing table's keywords against the request
+* as orchestrator it scores the team's keywords against the request
   and transfers to the best agent, or answers greetings and unmatched
   questions directly;
 * as a specialist it picks the tool whose name and description best match,
@@ -56,8 +59,6 @@ _GREETINGS = (
     "bye",
     "goodbye",
 )
-_AGENT_BLOCK = re.compile(r"^### (\S+)\n(.*?)(?=^### |^## |\Z)", re.M | re.S)
-_TEAM_LINE = re.compile(r"^- (\w+): (.*?)(?: \(keywords: (.*)\))?$", re.M)
 _SPLIT_STEPS = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|\.\s+)\s*", re.I)
 # "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
 # URL ("https://") does not.
@@ -70,10 +71,19 @@ _PLAN_LEAD = re.compile(
 
 
 @dataclass(frozen=True)
-class _Route:
+class TeamRoute:
+    """One team member as the offline model sees it: given by the tree as data."""
+
     name: str
+    """The agent's name."""
     keywords: tuple[str, ...]
-    text: str
+    """Words and phrases in a request that point to it (its keywords and the
+    topology's match phrases, which no instruction shows)."""
+    text: str = ""
+    """Its description and what it accepts, for steps that name no keyword."""
+
+
+_Route = TeamRoute
 
 
 def _usage(request: LlmRequest, reply: str) -> types.GenerateContentResponseUsageMetadata:
@@ -173,49 +183,6 @@ def _last_result_in_history(request: LlmRequest) -> str:
     if found is None:
         return "No result was produced for this request."
     return f"Result of {found.group(1)}:\n{found.group(2).strip()}"
-
-
-def _parse_routes(system: str) -> list[_Route]:
-    table = system.split("## Routing table", 1)
-    if len(table) < 2:
-        return []
-    body = table[1]
-    routes = []
-    for match in _AGENT_BLOCK.finditer(body):
-        name, block = match.group(1), match.group(2)
-        keywords: tuple[str, ...] = ()
-        for line in block.splitlines():
-            if line.startswith("- Keywords:"):
-                keywords = tuple(k.strip() for k in line.split(":", 1)[1].split(",") if k.strip())
-        routes.append(_Route(name=name, keywords=keywords, text=block))
-        if match.end() < len(body) and body[match.end() :].startswith("## "):
-            break
-    return routes
-
-
-def _own_keywords(system: str) -> tuple[str, ...]:
-    section = system.split("## What You Do", 1)
-    if len(section) < 2:
-        return ()
-    body = section[1].split("\n## ", 1)[0]
-    for line in body.splitlines():
-        if line.startswith("Keywords:"):
-            return tuple(k.strip() for k in line.split(":", 1)[1].split(",") if k.strip())
-    return ()
-
-
-def _parse_team(system: str) -> list[_Route]:
-    team = system.split("## Team", 1)
-    if len(team) < 2:
-        return []
-    return [
-        _Route(
-            name=m.group(1),
-            keywords=tuple(k.strip() for k in (m.group(3) or "").split(",") if k.strip()),
-            text=m.group(2),
-        )
-        for m in _TEAM_LINE.finditer(team[1])
-    ]
 
 
 def _greeting_reply(text: str) -> str:
@@ -355,11 +322,6 @@ def _plan_text(owners: Sequence[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def _team_tools(system: str, decls: dict[str, types.FunctionDeclaration]) -> set[str]:
-    """Tools named after team members: the planner holds its team as tools."""
-    return {r.name for r in _parse_team(system)} & set(decls)
-
-
 def _step_results(request: LlmRequest, team_tools: set[str]) -> list[tuple[str, str]]:
     """(agent, result) of each step already run in this request, in order."""
     found: list[tuple[str, str]] = []
@@ -376,9 +338,32 @@ def _step_results(request: LlmRequest, team_tools: set[str]) -> list[tuple[str, 
 
 
 class OfflineModel(BaseLlm):
-    """Deterministic rule-based model; see the module docstring."""
+    """Deterministic rule-based model; see the module docstring.
+
+    It reads its team from data, never from the prompt: :meth:`serving` gives
+    each agent of a tree its own view (the agent's name and the team's
+    routes), which :func:`troupe.build_agent_tree` does for every agent.
+    Unbound, it has no team: it picks and calls tools, or answers.
+    """
 
     model: str = OFFLINE_MODEL_NAME
+    agent: str | None = None
+    """The agent this view serves (None: not bound to a tree)."""
+    team: tuple[TeamRoute, ...] = ()
+    """Every specialist of the tree, in the routing table's order."""
+
+    def serving(self, agent: str, team: Sequence[TeamRoute]) -> OfflineModel:
+        """This model as ``agent`` of a team whose members are ``team``."""
+        return self.model_copy(update={"agent": agent, "team": tuple(team)})
+
+    def _is_root(self) -> bool:
+        return bool(self.team) and self.agent not in {r.name for r in self.team}
+
+    def _peers(self) -> list[TeamRoute]:
+        return [r for r in self.team if r.name != self.agent]
+
+    def _own_keywords(self) -> tuple[str, ...]:
+        return next((r.keywords for r in self.team if r.name == self.agent), ())
 
     @classmethod
     @override
@@ -399,23 +384,22 @@ class OfflineModel(BaseLlm):
 
     def decide(self, request: LlmRequest) -> list[types.Part]:
         """The parts of the model's reply to ``request``."""
-        system = system_text(request)
         text = latest_request(request)
         decls = {d.name: d for d in _declarations(request) if d.name}
-        team_tools = _team_tools(system, decls)
+        # The planner holds its team as tools named after them.
+        team_tools = {r.name for r in self._peers()} & set(decls)
         if team_tools:
-            return self._run_plan(text, system, request, team_tools)
+            return self._run_plan(text, request, team_tools)
         results = _last_function_responses(request)
         failed_transfer = bool(results) and all(r.name == TRANSFER_TOOL for r in results)
         if results and not failed_transfer:
             return [types.Part(text=self._report(results))]
-        routes = _parse_routes(system)
-        if routes and TRANSFER_TOOL in decls:
-            return self._orchestrate(text, routes, request)
+        if self._is_root() and TRANSFER_TOOL in decls:
+            return self._orchestrate(text, list(self.team), request)
         tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
         if tools:
-            return self._act(text, tools, system)
-        return [types.Part(text=self._reason(text, system))]
+            return self._act(text, tools)
+        return [types.Part(text=self._reason(text))]
 
     def _orchestrate(
         self, text: str, routes: list[_Route], request: LlmRequest
@@ -458,10 +442,8 @@ class OfflineModel(BaseLlm):
             "real model with --model for open questions."
         )
 
-    def _act(
-        self, text: str, tools: dict[str, types.FunctionDeclaration], system: str
-    ) -> list[types.Part]:
-        if (peer := self._better_peer(text, system)) is not None:
+    def _act(self, text: str, tools: dict[str, types.FunctionDeclaration]) -> list[types.Part]:
+        if (peer := self._better_peer(text)) is not None:
             return [types.Part(text=self._reject_to(peer))]
         # A plan step's own words pick the tool; the previous step's result it
         # carries only fills the arguments.
@@ -475,24 +457,24 @@ class OfflineModel(BaseLlm):
             if score > best_score:
                 best_name, best_score = name, score
         if best_name is None:
-            if _is_greeting(text) and "## Team" not in system:
+            if _is_greeting(text) and not self.team:
                 return [types.Part(text=_greeting_reply(text))]
-            return [types.Part(text=self._reject(text, system))]
+            return [types.Part(text=self._reject(text))]
         request, _, previous = text.partition(_PREVIOUS_STEP)
         args = fill_arguments(_schema(tools[best_name]), request, previous or None)
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
 
-    def _better_peer(self, text: str, system: str) -> _Route | None:
+    def _better_peer(self, text: str) -> _Route | None:
         """A team member whose keywords fit the request better than this agent's own."""
-        own = _own_keywords(system)
-        peer = best_route(text, _parse_team(system))
+        own = self._own_keywords()
+        peer = best_route(text, self._peers())
         if not own or peer is None:
             return None
         mine = _score(text, _Route(name="", keywords=own, text=""))
         return peer if _score(text, peer) > mine else None
 
-    def _reject(self, text: str, system: str) -> str:
-        target = best_route(text, _parse_team(system))
+    def _reject(self, text: str) -> str:
+        target = best_route(text, self._peers())
         if target is None:
             return "I cannot do this with my tools, and no team member clearly fits it."
         return self._reject_to(target)
@@ -501,19 +483,17 @@ class OfflineModel(BaseLlm):
     def _reject_to(target: _Route) -> str:
         return prompts.reject_line(target.name, "it matches their role, not mine.")
 
-    def _reason(self, text: str, system: str) -> str:
-        team = _parse_team(system)
+    def _reason(self, text: str) -> str:
+        team = self._peers()
         if not team:
             return f"(offline model) I have no tools for this request: {text}"
         return _plan_text(_plan(text, team))
 
-    def _run_plan(
-        self, text: str, system: str, request: LlmRequest, team_tools: set[str]
-    ) -> list[types.Part]:
+    def _run_plan(self, text: str, request: LlmRequest, team_tools: set[str]) -> list[types.Part]:
         """As planner holding its team as tools: one step per call, in order, each
         given the previous step's result; then one answer with every outcome. A
         request for a plan only gets the plan, and nothing runs."""
-        team = [r for r in _parse_team(system) if r.name in team_tools]
+        team = [r for r in self._peers() if r.name in team_tools]
         steps = _plan(text, team)
         if _asks_plan_only(text) or not steps:
             return [types.Part(text=_plan_text(steps))]

@@ -97,7 +97,7 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
     keywords: Sequence[str] = ()
     if entry is not None:
         texts += [entry.role, entry.accepts, entry.returns, *entry.capabilities.split(", ")]
-        keywords = entry.keywords
+        keywords = (*entry.keywords, *entry.match_phrases)
     texts += [t.description or "" for t in tools]
     return AgentProfile.build(
         agent.name,

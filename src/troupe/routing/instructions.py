@@ -34,6 +34,8 @@ class RouteEntry:
     accepts: str = ""
     returns: str = ""
     cannot_do: Sequence[str] = ()
+    match_phrases: Sequence[str] = ()
+    """Matched by the router and the offline model; never written into an instruction."""
 
 
 def effective_rounds(max_delegation_rounds: int | None) -> int:
