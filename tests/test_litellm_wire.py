@@ -198,7 +198,7 @@ async def test_a_trace_shows_the_prompt_tokens_the_provider_served_from_its_cach
 ) -> None:
     from fakes.openai_server import cached
     from troupe.cli.trace import render_trace
-    from troupe.runtime.tracing import TraceStore
+    from troupe.stores.traces import TraceStore
 
     script = [
         cached(0, tool_call_reply("transfer_to_agent", {"agent_name": "operator"}, "c1")),

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from fakes.cli import unwrapped
-from troupe.builtins.secret_store import SecretStore
 from troupe.cli.app import app
+from troupe.stores.vault import SecretStore
 
 
 def test_set_from_stdin_stores_the_value_encrypted(tmp_path: Path) -> None:

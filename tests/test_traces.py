@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 import troupe
 from fakes.scripted import scripted_assistant
 from troupe.cli.app import app
-from troupe.runtime.tracing import TraceStore, mask_args
+from troupe.runtime.tracing import mask_args
+from troupe.stores.traces import TraceStore
 from troupe.testing import ScriptedModel, call
 
 

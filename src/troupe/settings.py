@@ -57,9 +57,9 @@ from .workspace_config import distrust, lies_inside, trusted_by_flag, warn_ignor
 from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
-    from .builtins._database import Postgres
     from .config import Config
-    from .runtime.tracing import TraceStore
+    from .stores.postgres import Postgres
+    from .stores.traces import TraceStore
     from .tools import Tool
 
 CONFIG_ENV = "TROUPE_CONFIG"
@@ -282,13 +282,13 @@ class Settings(TeamOptions):
     def state_database(self) -> Postgres | None:
         """The PostgreSQL database every built-in store and the traces share when the
         session store is PostgreSQL; None keeps them as SQLite files in the data directory."""
-        from .builtins._database import Postgres
+        from .stores.postgres import Postgres
 
         return Postgres.for_session_store(self.session_store)
 
     def trace_store(self) -> TraceStore:
         """Where turns' traces go: the shared database, else ``traces.db`` in the data dir."""
-        from .runtime.tracing import TraceStore
+        from .stores.traces import TraceStore
 
         return TraceStore(self.state_database or self.data_dir / "traces.db")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from troupe.builtins.memory_store import MemoryStore
+from troupe.stores.memory import MemoryStore
 
 DAY = 86_400.0
 

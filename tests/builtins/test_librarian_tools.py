@@ -11,10 +11,10 @@ from typing import Any, ClassVar
 import pytest
 
 from troupe import Tool
-from troupe.builtins import _embeddings
-from troupe.builtins._embeddings import EmbedderStatus
-from troupe.builtins.knowledge_store import KnowledgeStore
 from troupe.builtins.librarian import librarian_tools
+from troupe.stores import embeddings as _embeddings
+from troupe.stores.embeddings import EmbedderStatus
+from troupe.stores.knowledge import KnowledgeStore
 
 
 async def test_saved_knowledge_is_found_by_full_text_search_with_scores(run_tool: Any) -> None:

@@ -22,10 +22,10 @@ from troupe.builtins.browser_session import (
     shared_browser,
 )
 from troupe.builtins.navigator import navigator_tools
-from troupe.builtins.secret_store import SecretStore
 from troupe.cli.app import app
 from troupe.runtime.approvals import ApprovalRequest, run_with_approvals
 from troupe.sandbox.egress import EgressPolicy
+from troupe.stores.vault import SecretStore
 from troupe.testing import ScriptedModel, call, simplify
 
 # One browser serves the whole module, so its tests share one event loop.

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from troupe.runtime.tracing import TraceStore
+from troupe.stores.traces import TraceStore
 
 PLAINTEXT = "pl41n-Secret-Value-9c1e77"
 REF = "{{secret:API_TOKEN}}"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from troupe.builtins._store import Store, StoreError
+from troupe.stores.sqlite import Store, StoreError
 
 SCHEMA = ["CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, value TEXT NOT NULL)"]
 
@@ -81,7 +81,7 @@ def test_an_unwritable_data_directory_is_named(tmp_path: Path) -> None:
 _WRITER = textwrap.dedent(
     """
     import sys, time
-    from troupe.builtins._store import Store
+    from troupe.stores.sqlite import Store
     store = Store(sys.argv[1], schema=[sys.argv[2]])
     with store.write() as conn:
         conn.execute("INSERT INTO items(value) VALUES ('committed')")
@@ -123,7 +123,7 @@ async def test_a_locked_memory_store_reaches_the_model_as_a_clear_error(
     run_with: Any, tmp_path: Path
 ) -> None:
     from troupe.builtins.chronicler import chronicler_tools
-    from troupe.builtins.memory_store import MemoryStore
+    from troupe.stores.memory import MemoryStore
 
     path = tmp_path / "memory.db"
     store = MemoryStore(path)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from troupe.builtins.secret_store import KEY_ENV, SecretStore, VaultError
+from troupe.stores.vault import KEY_ENV, SecretStore, VaultError
 
 
 async def test_crypto_hash_of_a_workspace_file_matches_hashlib(

@@ -11,7 +11,7 @@ import pytest
 from door_runs import DOORS, MODELS, spawns_process
 from failure_shapes import SHAPES, Shape
 
-from troupe.runtime.tracing import TraceStore
+from troupe.stores.traces import TraceStore
 
 
 @pytest.mark.timeout(300)  # adk run in a new process, on a loaded machine

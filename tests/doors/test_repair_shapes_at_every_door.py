@@ -11,7 +11,7 @@ from door_runs import DOORS, MODELS
 
 from fakes.shapes import SHAPES, FailureShape
 from troupe.prompts import REJECT_MARKER, TRANSFER_TOOL
-from troupe.runtime.tracing import TraceStore
+from troupe.stores.traces import TraceStore
 
 
 @pytest.mark.filterwarnings("ignore:.*EXPERIMENTAL.*:UserWarning")

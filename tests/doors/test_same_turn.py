@@ -8,7 +8,7 @@ import pytest
 from door_runs import DOORS, MODELS
 from failure_shapes import Call, Say, Shape, transfer
 
-from troupe.runtime.tracing import Trace, TraceStore
+from troupe.stores.traces import Trace, TraceStore
 
 # A repaired name, then a rejection handed on, then a tool call and an answer.
 MIXED = Shape(

@@ -10,7 +10,7 @@ from door_models import Visits
 from door_runs import DOORS
 
 from troupe.prompts import REJECT_MARKER
-from troupe.runtime.tracing import TraceStore
+from troupe.stores.traces import TraceStore
 from troupe.testing import ScriptedModel, call
 
 

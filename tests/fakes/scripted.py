@@ -15,7 +15,7 @@ from google.adk.events.event import Event
 
 from troupe import Assistant, Config, Tool, build_agent_tree
 from troupe.benchmarks.stub_tools import stub_tools
-from troupe.runtime.tracing import TraceStore
+from troupe.stores.traces import TraceStore
 from troupe.testing import ScriptedModel
 
 

@@ -21,8 +21,8 @@ from troupe import Assistant, Config, Tool, build_agent_tree
 from troupe.mcp import McpServer, close_toolsets
 from troupe.routing.partition import owner_of
 from troupe.runtime.approvals import ApprovalPolicy, AskUser, run_with_approvals
-from troupe.runtime.tracing import TraceStore
 from troupe.settings import Settings
+from troupe.stores.traces import TraceStore
 from troupe.testing import ScriptedModel, call
 from troupe.topology import DEFAULT_TOPOLOGY
 

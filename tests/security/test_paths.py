@@ -15,9 +15,9 @@ from fakes.planted import SECRET_TEXT
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import Tool, builtin_tools
 from troupe.builtins import KnowledgeStore, MemoryStore, SecretStore
-from troupe.builtins._vault_key import load_master_key
 from troupe.runtime.approvals import ApprovalPolicy
 from troupe.stores.sessions import open_session_store
+from troupe.stores.vault_key import load_master_key
 
 # Every tool that takes a path, with arguments aimed at the data directory's files.
 PATH_CALLS: list[tuple[str, dict[str, Any]]] = [

@@ -21,8 +21,8 @@ from fakes.containment import asked_first
 from fakes.tool_runs import call_tool, everything_shown
 from troupe import Tool, builtin_tools
 from troupe.builtins import SecretStore
-from troupe.builtins._vault_key import derive_key
 from troupe.runtime.approvals import ApprovalPolicy
+from troupe.stores.vault_key import derive_key
 
 PIN = "4821"
 

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from troupe_servers import ServerFactory, run_body
 
-from troupe.runtime.tracing import TraceStore
+from troupe.stores.traces import TraceStore
 
 pytestmark = pytest.mark.serve
 

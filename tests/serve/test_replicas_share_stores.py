@@ -20,11 +20,11 @@ from troupe_servers import TEST_VAULT_KEY
 from typer.testing import CliRunner
 
 from fakes.tool_runs import ToolRun, call_tool, everything_shown
-from troupe.builtins._database import dispose_engines
 from troupe.cli.app import app
 from troupe.errors import ConfigError
 from troupe.runtime.approvals import ApprovalRequest
 from troupe.settings import Settings, load_settings
+from troupe.stores.postgres import dispose_engines
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("TROUPE_TEST_POSTGRES_URL"), reason="needs .ci/postgres.sh's server"

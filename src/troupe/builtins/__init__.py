@@ -7,19 +7,19 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..sandbox.private import protected_paths
+from ..stores.knowledge import KnowledgeStore
+from ..stores.memory import MemoryStore
+from ..stores.postgres import Postgres
+from ..stores.sqlite import StoreError, resolve_data_dir
+from ..stores.vault import SecretStore, VaultError
+from ..stores.vault_key import shared_key_configured, shared_key_missing
 from ..tools import Tool
-from ._database import Postgres
 from ._limits import DEFAULT_LIMITS, CommandLimits
-from ._store import StoreError, resolve_data_dir
-from ._vault_key import shared_key_configured, shared_key_missing
 from .browser_session import browser_unavailable_reason
 from .chronicler import ChroniclerTools, chronicler_tools
-from .knowledge_store import KnowledgeStore
 from .librarian import LibrarianTools, librarian_tools
-from .memory_store import MemoryStore
 from .navigator import NavigatorTools, navigator_tools
 from .operator import DEFAULT_TIMEOUT_S, OperatorTools, operator_tools
-from .secret_store import SecretStore, VaultError
 from .vault import VaultTools, vault_tools
 from .workspace import Workspace
 
@@ -51,7 +51,7 @@ def builtin_tools(
     only the variables ``import_env`` names (never a model provider's key or
     ``TROUPE_*``; see :mod:`troupe.builtins.env_import`).
 
-    With a PostgreSQL ``database`` (:class:`troupe.builtins._database.Postgres`)
+    With a PostgreSQL ``database`` (:class:`troupe.stores.postgres.Postgres`)
     the stores live there instead, shared by every process using it; the
     vault's key then comes from TROUPE_SECRET_KEY or ``vault_key_file``, and
     neither being set is a :class:`ConfigError` here, before any turn runs.

@@ -188,8 +188,3 @@ def time_arg(name: str, value: Any, *, now: datetime | None = None) -> float | N
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
-
-
-def iso(timestamp: float) -> str:
-    """A UNIX timestamp as ISO 8601 in UTC, to the second."""
-    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..sandbox import is_hook_variable
+from ..stores.vault_key import KEY_ENV
 from ._args import BadArgument
 from ._limits import CommandLimits, PidsGroup
-from ._vault_key import KEY_ENV
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _MAX_ENV_VARS = 64

@@ -13,9 +13,10 @@ from typing import Any
 
 from google.adk.tools.tool_context import ToolContext
 
-from ._args import guarded, int_arg, iso, optional_text, tags_arg, text_arg, time_arg
+from ..stores.memory import MEMORY, OBSERVATION, MemoryStore
+from ..stores.timestamps import iso
+from ._args import guarded, int_arg, optional_text, tags_arg, text_arg, time_arg
 from ._toolset import Toolset, ToolSpec, tool_list_factory
-from .memory_store import MEMORY, OBSERVATION, MemoryStore
 
 DEFAULT_USER = "user"
 """The user id when a tool is called outside an ADK run (e.g. directly from Python)."""

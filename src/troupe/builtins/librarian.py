@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..stores.embeddings import EmbedderStatus, default_embedder
+from ..stores.knowledge import KnowledgeStore
 from ._args import BadArgument, guarded, int_arg, name_arg, optional_text, tags_arg, text_arg
-from ._embeddings import EmbedderStatus, default_embedder
 from ._toolset import Toolset, ToolSpec, tool_list_factory
-from .knowledge_store import KnowledgeStore
 
 MAX_RESULTS = 50
 MAX_DEPTH = 5

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from google.adk.tools.tool_context import ToolContext
 
 from ..sandbox.egress import EgressPolicy
+from ..stores.vault import SECRET_REF, reference
 from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .browser_session import (
     BrowserSession,
@@ -28,7 +29,6 @@ from .browser_session import (
     scope_of,
     shared_browser,
 )
-from .secret_store import SECRET_REF, reference
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
 
 if TYPE_CHECKING:

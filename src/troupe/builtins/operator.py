@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sandbox import Jail, command_env, unconfined_effect
+from ..stores.vault import SECRET_REF
 from ._args import BadArgument, guarded, name_arg, text_arg
 from ._limits import DEFAULT_LIMITS, CommandLimits
 from ._process import ProcessResult, check_pass_env, env_arg, run_process
 from ._toolset import Toolset, ToolSpec, tool_list_factory
-from .secret_store import SECRET_REF
 from .shell_policy import (
     DEFAULT_DENY_COMMANDS,
     GIT_NOTE,
@@ -25,8 +25,8 @@ from .shell_policy import (
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
 
 if TYPE_CHECKING:
-    from .knowledge_store import KnowledgeStore
-    from .secret_store import SecretStore
+    from ..stores.knowledge import KnowledgeStore
+    from ..stores.vault import SecretStore
 
 MAX_READ_BYTES = 200_000
 MAX_LIST_ENTRIES = 500

@@ -14,11 +14,11 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ..stores.vault import SECRET_NAME, SECRET_REF, SecretStore, reference
+from ..stores.vault_key import VaultError, derive_key, parse_key
 from ._args import BadArgument, guarded, name_arg, optional_text, text_arg
 from ._toolset import Toolset, ToolSpec, tool_list_factory
-from ._vault_key import VaultError, derive_key, parse_key
 from .env_import import SETTING, check_import_env, never_importable
-from .secret_store import SECRET_NAME, SECRET_REF, SecretStore, reference
 from .workspace import Workspace
 
 HASH_ALGORITHMS = ("sha256", "sha512", "sha3_256", "blake2b", "sha1", "md5")

@@ -17,7 +17,7 @@ from ..terminal_text import for_rich
 from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
-    from ..builtins.secret_store import SecretStore
+    from ..stores.vault import SecretStore
 
 secrets_app = typer.Typer(
     rich_markup_mode=None,
@@ -28,8 +28,8 @@ console = Console(highlight=False)
 
 
 def _vault(config: Path | None, data_dir: Path | None) -> SecretStore:
-    from ..builtins.secret_store import SecretStore
     from ..settings import load_settings
+    from ..stores.vault import SecretStore
 
     settings = load_settings(config_path=config, data_dir=data_dir)
     return SecretStore(
@@ -52,7 +52,7 @@ def set_secret(
     config: ConfigOpt = None,
 ) -> None:
     """Store a secret; the value is asked for without echo (or read from --from-env)."""
-    from ..builtins.secret_store import SECRET_NAME
+    from ..stores.vault import SECRET_NAME
 
     if not SECRET_NAME.match(name):
         raise _fail(

@@ -17,7 +17,7 @@ from ..terminal_text import for_rich, json_text
 from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
-    from ..runtime.tracing import Trace, TraceStore
+    from ..stores.traces import Trace, TraceStore
 
 trace_app = typer.Typer(
     rich_markup_mode=None,

@@ -22,10 +22,10 @@ from ..guards.turn import Guards
 from ..plan_steps import PlanStepApprovals
 from ..stores.session_lock import SessionQueuePlugin
 from ..stores.sessions import store_guard
+from ..stores.traces import TraceStore
 from .mcp_conflicts import McpConflictPlugin
 from .plugins import GuardPlugin, RouterPlugin, TracePlugin, TurnTimeoutPlugin, UsagePlugin
 from .recovery import RecoveryPlugin
-from .tracing import TraceStore
 
 DEFAULT_APP_NAME = "troupe"
 """The ADK app name troupe runs under (``/apps/troupe/...`` when served)."""

@@ -32,10 +32,11 @@ from ..errors import InvalidRequestError, UnknownAgentError
 from ..guards.turn import Guards, TurnRecord
 from ..prompts import correction_message
 from ..stores.session_lock import session_turns
+from ..stores.traces import TraceStore
 from .app import DEFAULT_APP_NAME, build_app
 from .events import Step, steps
 from .plugins import NOTE_AUTHOR, message_text, note_event
-from .tracing import TraceStore, build_trace
+from .tracing import build_trace
 
 logger = logging.getLogger("troupe.runtime")
 

@@ -31,7 +31,8 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from ..guards.turn import Guards, TurnRecord, stop_message
-from .tracing import Tracer, TraceStore, build_trace
+from ..stores.traces import TraceStore
+from .tracing import Tracer, build_trace
 
 logger = logging.getLogger("troupe.runtime")
 

@@ -16,7 +16,7 @@ from google.adk.runners import Runner
 from .. import __version__
 from ..errors import ConfigError
 from ..routing.capabilities import capability_list
-from ..runtime.turn_records import async_database_url
+from ..stores.turn_records import async_database_url
 from ..tree import agent_tools
 
 if TYPE_CHECKING:

@@ -32,18 +32,18 @@ from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
-from ..builtins._database import dispose_engines
 from ..builtins.browser_session import close_shared_browser
 from ..errors import ConfigError
 from ..remote import check_remote_agents
 from ..runtime.app import DEFAULT_APP_NAME
 from ..runtime.app import build_app as build_runtime_app
-from ..runtime.turn_records import TurnRecords
 from ..sandbox.private import private_dir
 from ..settings import Settings
 from ..stores.lock_limits import SessionBusyError
+from ..stores.postgres import dispose_engines
 from ..stores.session_lock import QueuedRunner
 from ..stores.sessions import close_session_store, open_session_store, probe_session_store, redact
+from ..stores.turn_records import TurnRecords
 from ..tree import TroupeAgent, build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
 from .body_limit import BodyLimit

@@ -2,7 +2,7 @@
 
 For a ``POST /run`` or ``/run_sse`` carrying the header, the middleware takes the session's
 turn lock (the same one the runner takes, so the turn runs inside it), then
-looks the key up in :class:`~troupe.runtime.turn_records.TurnRecords`:
+looks the key up in :class:`~troupe.stores.turn_records.TurnRecords`:
 
 * no row: the turn is recorded ``running``, runs, and its 200 response is
   stored as ``done`` (a refused turn, 4xx/5xx, leaves no row: a retry runs it);
@@ -29,7 +29,9 @@ from typing import Any
 from google.adk.sessions.base_session_service import BaseSessionService
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..runtime.turn_records import (
+from ..stores.lock_limits import SessionBusyError
+from ..stores.session_lock import session_turns
+from ..stores.turn_records import (
     DONE,
     INTERRUPTED,
     RUNNING,
@@ -40,8 +42,6 @@ from ..runtime.turn_records import (
     session_scope,
     turn_key,
 )
-from ..stores.lock_limits import SessionBusyError
-from ..stores.session_lock import session_turns
 
 HEADER = b"idempotency-key"
 MEDIA_TYPES = {"/run": b"application/json", "/run_sse": b"text/event-stream"}

@@ -31,7 +31,6 @@ from typing_extensions import override
 from ..errors import ConfigError
 from ..paths import default_session_store as default_session_store
 from ..sandbox.private import private_file
-from ..store_urls import redact as redact
 from .session_lock import (
     FileGuard,
     LockLimits,
@@ -41,6 +40,7 @@ from .session_lock import (
     attach_turns,
     session_turns,
 )
+from .urls import redact as redact
 
 logger = logging.getLogger("troupe.sessions")
 

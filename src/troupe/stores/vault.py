@@ -31,10 +31,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import TroupeError
 from ..sandbox.masking import mask_forms, process_keys
-from ._args import iso
-from ._database import Postgres, postgres_schema
-from ._store import Store
-from ._vault_key import (
+from .postgres import Postgres, open_store, postgres_schema
+from .timestamps import iso
+from .vault_key import (
     KEY_ENV,
     KEY_FILENAME,
     VaultError,
@@ -94,11 +93,8 @@ class SecretStore:
     ) -> None:
         self.data_dir = Path(data_dir).expanduser()
         self.key_file = None if key_file is None else Path(key_file).expanduser()
-        self.store: Any = (
-            database.store(PG_SCHEMA_NAME, PG_SCHEMA)
-            if database is not None
-            else Store(self.data_dir / FILENAME, schema=SCHEMA)
-        )
+        location = database if database is not None else self.data_dir / FILENAME
+        self.store: Any = open_store(location, PG_SCHEMA_NAME, SCHEMA, PG_SCHEMA)
         self._key: bytes | None = None
         self._lock = threading.Lock()
 

@@ -1,7 +1,7 @@
 """The chronicler's store: per-user memories and observations.
 
 In ``memory.db`` in the data directory, or in the ``troupe_memory`` schema of
-the PostgreSQL database the sessions use (see :mod:`troupe.builtins._database`).
+the PostgreSQL database the sessions use (see :mod:`troupe.stores.postgres`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._args import iso
-from ._database import Postgres, postgres_schema
-from ._store import Store
-from .knowledge_store import fts_query, ts_query, ts_vector
+from .knowledge import fts_query, ts_query, ts_vector
+from .postgres import Postgres, open_store, postgres_schema
+from .timestamps import iso
 
 FILENAME = "memory.db"
 MEMORY = "memory"
@@ -71,11 +70,7 @@ class MemoryStore:
     """Memories and observations, each belonging to one user id."""
 
     def __init__(self, path: str | Path | Postgres) -> None:
-        self.store: Any = (
-            path.store(PG_SCHEMA_NAME, PG_SCHEMA)
-            if isinstance(path, Postgres)
-            else Store(path, schema=SCHEMA)
-        )
+        self.store: Any = open_store(path, PG_SCHEMA_NAME, SCHEMA, PG_SCHEMA)
 
     @property
     def path(self) -> Path:

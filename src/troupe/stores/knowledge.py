@@ -2,7 +2,7 @@
 
 One SQLite file, ``knowledge.db`` in the data directory, or the
 ``troupe_knowledge`` schema of the PostgreSQL database the sessions use (see
-:mod:`troupe.builtins._database`): full-text search is PostgreSQL's own
+:mod:`troupe.stores.postgres`): full-text search is PostgreSQL's own
 (``to_tsvector``/``ts_rank``), and semantic search ranks the stored
 embeddings in troupe exactly as with SQLite. The operator reads the skills
 table too, to run a saved skill.
@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._args import BadArgument, iso
-from ._database import NOCASE, Postgres, postgres_schema
-from ._embeddings import Embedder, dot, normalize
-from ._store import Store
+from ..errors import BadArgument
+from .embeddings import Embedder, dot, normalize
+from .postgres import NOCASE, Postgres, open_store, postgres_schema
+from .timestamps import iso
 
 FILENAME = "knowledge.db"
 SKILL_KINDS = ("instruction", "script")
@@ -151,11 +151,7 @@ class KnowledgeStore:
     """Knowledge entries, learnings, facts and skills in one SQLite file or PostgreSQL schema."""
 
     def __init__(self, path: str | Path | Postgres) -> None:
-        self.store: Any = (
-            path.store(PG_SCHEMA_NAME, PG_SCHEMA)
-            if isinstance(path, Postgres)
-            else Store(path, schema=SCHEMA)
-        )
+        self.store: Any = open_store(path, PG_SCHEMA_NAME, SCHEMA, PG_SCHEMA)
 
     @property
     def path(self) -> Path:

@@ -4,7 +4,7 @@ When the session store is PostgreSQL, knowledge, memory, the vault and
 traces live in that same database, each kind in its own PostgreSQL schema
 (``troupe_knowledge``, ``troupe_memory``, ``troupe_vault``, ``troupe_traces``)
 created on first use. A :class:`PostgresStore` offers the same ``read()`` /
-``write()`` connections as the SQLite :class:`~troupe.builtins._store.Store`,
+``write()`` connections as the SQLite :class:`~troupe.stores.sqlite.Store`,
 so a store's queries are written once, with ``?`` placeholders; only the
 schema and full-text search differ per database.
 
@@ -20,11 +20,12 @@ import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..store_urls import postgres_url, redact
-from ._store import StoreError
+from .sqlite import Store, StoreError
+from .urls import postgres_url, redact
 
 _POOL_SIZE = 2
 _POOL_OVERFLOW = 6
@@ -145,6 +146,20 @@ class Postgres:
         """Close every pooled connection."""
         for store in self._stores.values():
             store.dispose()
+
+
+def open_store(
+    location: str | Path | Postgres,
+    schema_name: str,
+    sqlite_schema: Sequence[str],
+    pg_schema: Sequence[str],
+) -> Any:
+    """A store's tables at ``location``: a SQLite file, or the PostgreSQL schema
+    ``schema_name`` of the sessions' database. Either gives the same ``read()`` /
+    ``write()`` connections, so the store's queries are written once."""
+    if isinstance(location, Postgres):
+        return location.store(schema_name, pg_schema)
+    return Store(location, schema=sqlite_schema)
 
 
 class PostgresStore:
