@@ -45,9 +45,9 @@ def test_no_two_packages_import_each_other_even_through_others() -> None:
     )
 
 
-def test_the_package_circle_check_sees_a_lazy_import_between_submodules() -> None:
+def test_the_package_circle_check_joins_each_module_into_its_top_level_package() -> None:
     modules = {
-        "troupe.low.store": {"troupe.high.events"},  # the import inside a function
+        "troupe.low.store": {"troupe.high.events"},
         "troupe.high.app": {"troupe.low.store"},
         "troupe.high.events": set(),
         "troupe.base": set(),
