@@ -7,6 +7,12 @@ another within a session, all sessions in parallel) through ADK's ``/run``
 endpoint, then reads every session back and checks that it holds every event
 the server acknowledged. Prints a table and writes JSON.
 
+Side by side in the same run (unless ``--no-baseline`` or ``--url``), the same
+load goes to plain ADK serving the same agents, tools and offline model
+(``bench/plain_server.py``: ADK's FastAPI app, no router, no troupe plugins),
+and the report gives each server's CPU per turn (utime+stime of the server
+and its children while the turns ran) and their ratio.
+
     python bench/load.py                       # 200 sessions x 10 turns
     python bench/load.py --sessions 20 --turns 3 --out /tmp/load.json
 
@@ -106,6 +112,18 @@ def start_server(root: Path, port: int, session_store: str | None) -> subprocess
         sys.executable, "-m", "troupe", "serve",
         "--host", "127.0.0.1", "--port", str(port),
         "--model", "offline", "--workspace", str(make_workspace(root)),
+    ]  # fmt: skip
+    log = (root / "server.log").open("wb")
+    return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def start_plain_server(root: Path, port: int) -> subprocess.Popen[bytes]:
+    """``bench/plain_server.py`` on 127.0.0.1:port: the same team on plain ADK."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TROUPE_")}
+    cmd = [
+        sys.executable, str(Path(__file__).with_name("plain_server.py")),
+        "--port", str(port), "--workspace", str(make_workspace(root)),
+        "--data-dir", str(root / "data"),
     ]  # fmt: skip
     log = (root / "server.log").open("wb")
     return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -303,23 +321,60 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="Use this running loopback server instead of starting one.")
     parser.add_argument("--session-store", help="Session store URL for the server it starts.")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Where to write JSON.")
+    parser.add_argument(
+        "--baseline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Also run the same load against plain ADK serving the same team (default: on).",
+    )
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.turns < 1:
         parser.error("--sessions and --turns must be at least 1")
     if args.sessions * args.turns > MAX_TURNS_TOTAL:
         parser.error(f"at most {MAX_TURNS_TOTAL} turns in one run")
 
+    if args.url:
+        require_loopback(args.url)
+        report = measure(args, None, args.url.rstrip("/"), "(the running server's)")
+    else:
+        store = args.session_store or "sqlite (sessions.db in a temp data dir)"
+        report = measure(args, start_server, "", store)
+        if args.baseline:
+            plain = measure(args, lambda root, port, _store: start_plain_server(root, port), "",
+                            "sqlite (ADK's SqliteSessionService)")  # fmt: skip
+            report["plain_adk"] = plain
+            mine, theirs = report.get("server_cpu_ms_per_turn"), plain.get("server_cpu_ms_per_turn")
+            if mine and theirs:
+                report["cpu_per_turn_vs_plain_adk"] = round(mine / theirs, 2)
+    print_table(report)
+    if "plain_adk" in report:
+        print("\nplain ADK, same agents, tools and offline model, same load:")
+        print_table(report["plain_adk"])
+        if "cpu_per_turn_vs_plain_adk" in report:
+            print(
+                f"\nserver CPU per turn, troupe / plain ADK: {report['cpu_per_turn_vs_plain_adk']}"
+            )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    runs = [report, *([report["plain_adk"]] if "plain_adk" in report else [])]
+    perfect = all(r["errors"] == 0 and r["sessions_with_all_events"] == args.sessions for r in runs)
+    return 0 if perfect else 1
+
+
+ServerStarter = Callable[[Path, int, "str | None"], subprocess.Popen[bytes]]
+
+
+def measure(
+    args: argparse.Namespace, start: ServerStarter | None, base: str, store: str
+) -> dict[str, Any]:
+    """One load run: against ``base``, or against a server ``start`` runs for it."""
     server = None
     with tempfile.TemporaryDirectory(prefix="troupe-load-") as tmp:
-        if args.url:
-            require_loopback(args.url)
-            base = args.url.rstrip("/")
-            store = "(the running server's)"
-        else:
+        if start is not None:
             port = free_port()
             base = f"http://127.0.0.1:{port}"
-            server = start_server(Path(tmp), port, args.session_store)
-            store = args.session_store or "sqlite (sessions.db in a temp data dir)"
+            server = start(Path(tmp), port, args.session_store)
         cpu_before: list[float | None] = [None]
         cpu_after = None
 
@@ -355,12 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu = cpu_after - cpu_before[0]
         report["server_cpu_ms_per_turn"] = round(cpu / report["turns_ok"] * 1000, 1)
         report["turns_per_cpu_second"] = round(report["turns_ok"] / cpu, 1) if cpu else None
-    print_table(report)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
-    perfect = report["errors"] == 0 and report["sessions_with_all_events"] == args.sessions
-    return 0 if perfect else 1
+    return report
 
 
 if __name__ == "__main__":

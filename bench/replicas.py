@@ -18,6 +18,11 @@ the proxy (so on another replica): the report counts the turns lost (acknowledge
 not stored), duplicated (one request stored twice) and interrupted (the retry
 found the turn cut off by the crash, closed and not replayed: 409).
 
+Each run also reports the replicas' CPU per turn and, against the run with
+one replica, its scaling efficiency: turns/s ÷ min(N × one replica's turns/s,
+what the CPUs allow), where the CPUs allow (CPUs − the CPU the load, the proxy
+and PostgreSQL used per second) ÷ one replica's CPU per turn.
+
     python bench/replicas.py                           # 1, 2, 3 replicas
     python bench/replicas.py --replicas 3 --sessions 6 --turns 4 --kill
 
@@ -50,6 +55,7 @@ from bench.load import (
     APP,
     free_port,
     percentile,
+    process_cpu_seconds,
     require_loopback,
     start_server,
 )
@@ -154,6 +160,31 @@ class RunResult:
     read_errors: list[str] = field(default_factory=list)
     fates: list[str] = field(default_factory=list)
     served: dict[int, int] = field(default_factory=dict)
+    server_cpu: float = 0.0
+    """utime+stime the replicas spent while the turns ran (seconds)."""
+    client_cpu: float = 0.0
+    """CPU this process (the load and the proxy) spent meanwhile."""
+    postgres_cpu: float = 0.0
+    """CPU PostgreSQL's processes spent meanwhile."""
+
+
+def postgres_cpu_seconds() -> float:
+    """utime+stime of every process named ``postgres`` on this machine (Linux)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, _, rest = text.partition(" (")[2].partition(") ")
+        if name == "postgres":
+            fields = rest.split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def replicas_cpu_seconds(replicas: list[Replica]) -> float:
+    return sum(process_cpu_seconds(r.proc.pid) or 0.0 for r in replicas)
 
 
 def start_postgres() -> tuple[str, str]:
@@ -323,6 +354,11 @@ async def run_once(
             base = f"http://127.0.0.1:{proxy.port}"
             deadline = time.monotonic() + max_seconds
             prefix = f"rep{os.getpid()}n{n}"
+            cpu_at_start = (
+                replicas_cpu_seconds(replicas),
+                time.process_time(),
+                postgres_cpu_seconds(),
+            )
             start = time.perf_counter()
             jobs = [
                 run_session(
@@ -334,6 +370,9 @@ async def run_once(
                 jobs.append(chaos(replicas, result.turns, sessions * steps * concurrent, deadline))
             await asyncio.gather(*jobs)
             result.wall = time.perf_counter() - start
+            result.server_cpu = replicas_cpu_seconds(replicas) - cpu_at_start[0]
+            result.client_cpu = time.process_time() - cpu_at_start[1]
+            result.postgres_cpu = postgres_cpu_seconds() - cpu_at_start[2]
             live = [r for r in replicas if r.proc.poll() is None]
             await read_back(client, result, live)
     finally:
@@ -381,7 +420,33 @@ def summarize(result: RunResult, sessions: int, steps: int, concurrent: int) -> 
         "stores_read_across_replicas": ["sessions"],
         "replica_fates": result.fates,
         "connections_per_replica": result.served,
+        "server_cpu_ms_per_turn": round(result.server_cpu / len(acked) * 1000, 1)
+        if acked
+        else None,
+        "client_and_proxy_cpu_s": round(result.client_cpu, 2),
+        "postgres_cpu_s": round(result.postgres_cpu, 2),
     }
+
+
+def add_scaling(reports: list[dict[str, Any]], cpus: int) -> None:
+    """Each run's scaling efficiency against one replica:
+    turns/s / min(N x one replica's turns/s, what the CPUs allow), where the CPUs
+    allow (CPUs - what the load, the proxy and PostgreSQL used per second) /
+    one replica's server CPU per turn. Needs a run with one replica."""
+    one = next((r for r in reports if r["replicas"] == 1), None)
+    if one is None or not one["turns_per_second"] or not one["server_cpu_ms_per_turn"]:
+        return
+    per_turn = one["server_cpu_ms_per_turn"] / 1000
+    for report in reports:
+        wall = report["wall_seconds"] or 1.0
+        others = (report["client_and_proxy_cpu_s"] + report["postgres_cpu_s"]) / wall
+        cpu_allows = max(cpus - others, 0.0) / per_turn
+        expected = min(report["replicas"] * one["turns_per_second"], cpu_allows)
+        report["cpu_allows_turns_per_second"] = round(cpu_allows, 2)
+        report["expected_turns_per_second"] = round(expected, 2)
+        report["scaling_efficiency"] = (
+            round(report["turns_per_second"] / expected, 3) if expected else None
+        )
 
 
 def print_table(reports: list[dict[str, Any]]) -> None:
@@ -393,10 +458,13 @@ def print_table(reports: list[dict[str, Any]]) -> None:
         ("p99 ms", "latency_p99_ms"), ("lost", "acknowledged_turns_lost"),
         ("stored twice", "turns_stored_twice"),
         ("reads disagree", "cross_replica_reads_disagreeing"),
+        ("CPU ms/turn", "server_cpu_ms_per_turn"),
+        ("CPUs allow t/s", "cpu_allows_turns_per_second"),
+        ("efficiency", "scaling_efficiency"),
     ]  # fmt: skip
     print(" | ".join(name for name, _ in cols) + " | fates")
     for report in reports:
-        cells = [str(report[key]).rjust(len(name)) for name, key in cols]
+        cells = [str(report.get(key, "-")).rjust(len(name)) for name, key in cols]
         print(" | ".join(cells) + " | " + ", ".join(report["replica_fates"]))
     for report in reports:
         for sample in report["error_samples"] + report["read_errors"]:
@@ -448,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if pg_dir is not None:
             stop_postgres(pg_dir)
+    add_scaling(reports, os.cpu_count() or 1)
     print_table(reports)
     payload = {
         "runs": reports,

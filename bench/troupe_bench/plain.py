@@ -15,9 +15,15 @@ from troupe.tools import Tool
 from troupe.tree import build_agent_tree
 
 
-def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
+def plain_adk_tree(
+    tools: Sequence[Tool], model: BaseLlm, *, each_turn_from_the_root: bool = False
+) -> LlmAgent:
     """Plain ``LlmAgent``s with troupe's names, instructions and tools, and nothing else:
-    no guards, no repair, ADK's default transfer rules (sub-agents may transfer back)."""
+    no guards, no repair, ADK's default transfer rules (sub-agents may transfer back).
+
+    ``each_turn_from_the_root``: as in troupe's tree, a specialist may not hand
+    back, so every user turn starts at the orchestrator (ADK otherwise lets the
+    agent that answered last take the next turn, skipping the routing)."""
     reference = build_agent_tree(Config(tools=tools, model=model, model_retries=0))
     by_name = {t.name: t for t in tools}
     subs: list[BaseAgent] = []
@@ -28,15 +34,18 @@ def plain_adk_tree(tools: Sequence[Tool], model: BaseLlm) -> LlmAgent:
         subs.append(
             LlmAgent(
                 name=agent.name,
-                model=model,
+                # The reference agent's model: the offline model's view of the team.
+                model=agent.model,
                 description=agent.description,
                 instruction=str(agent.instruction),
                 tools=[FunctionTool(t.func) for t in own],
+                disallow_transfer_to_parent=each_turn_from_the_root,
+                disallow_transfer_to_peers=each_turn_from_the_root,
             )
         )
     return LlmAgent(
         name=reference.name,
-        model=model,
+        model=reference.model,
         description=reference.description,
         instruction=str(reference.instruction),
         sub_agents=subs,

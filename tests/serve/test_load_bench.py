@@ -35,6 +35,14 @@ def test_the_load_benchmark_reports_throughput_latency_and_complete_sessions(
     assert report["events_stored"] == report["events_acknowledged"] > 12
     assert report["turns_per_second"] > 0
     assert 0 < report["latency_p50_ms"] <= report["latency_p99_ms"]
+    # Side by side: the same load against plain ADK serving the same team.
+    plain = report["plain_adk"]
+    assert plain["turns_ok"] == 12 and plain["errors"] == 0
+    assert report["server_cpu_ms_per_turn"] > 0 and plain["server_cpu_ms_per_turn"] > 0
+    assert report["cpu_per_turn_vs_plain_adk"] == round(
+        report["server_cpu_ms_per_turn"] / plain["server_cpu_ms_per_turn"], 2
+    )
+    assert "troupe / plain ADK" in result.stdout
 
 
 def test_the_load_benchmark_refuses_a_server_off_this_machine(tmp_path: Path) -> None:

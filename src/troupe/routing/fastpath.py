@@ -19,7 +19,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
@@ -31,6 +30,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
 
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
+from .batching import decision_batcher
 from .encoder import Encoder
 from .instructions import RouteEntry
 from .phrase_cache import PhraseCache
@@ -62,18 +62,6 @@ def _declared_parameters(tool: BaseTool) -> list[str]:
     if schema is None and decl.parameters is not None:
         schema = decl.parameters.model_dump(exclude_none=True)
     return list((schema or {}).get("properties", {}) or {})
-
-
-_DECIDER: ThreadPoolExecutor | None = None
-
-
-def _decider() -> ThreadPoolExecutor:
-    """The one worker thread that runs routing decisions, in turn (the encoder
-    and the phrase cache are not shared between threads)."""
-    global _DECIDER
-    if _DECIDER is None:
-        _DECIDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="troupe-router")
-    return _DECIDER
 
 
 async def _listed_tools(toolset: BaseToolset) -> list[BaseTool]:
@@ -195,8 +183,9 @@ class FastPath:
         router = await self.router()
         # The decision encodes the message (a model forward pass, and the
         # model's load on the first turn): never on the event loop, so other
-        # sessions of this process keep being served meanwhile.
-        decision = await asyncio.get_running_loop().run_in_executor(_decider(), router.decide, text)
+        # sessions of this process keep being served meanwhile; messages that
+        # arrive together are encoded in one batch.
+        decision = await decision_batcher().decide(router, text)
         if self._on_decision is not None:
             self._on_decision(callback_context, decision)
         if decision.kind == "route" and decision.agent is not None:
