@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from troupe.benchmarks.results import text_table, write_json
+from troupe_bench.results import text_table, write_json
 
 DEFAULT_OUT = Path(__file__).parent / "results" / "cli_startup.json"
 HEAVY = ("google.adk", "google.genai", "litellm", "playwright", "mcp", "a2a", "sqlalchemy")

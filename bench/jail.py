@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from troupe.benchmarks.results import text_table, write_json
 from troupe.builtins._process import run_process
 from troupe.builtins.operator import MAX_OUTPUT_CHARS
 from troupe.sandbox import Jail, command_env, sandbox_status
+from troupe_bench.results import text_table, write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.sandbox import measure as measure_cost

@@ -26,7 +26,7 @@ from google.adk.cli.fast_api import get_fast_api_app
 from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
 
 from troupe import OfflineModel, builtin_tools
-from troupe.benchmarks.plain import plain_adk_tree
+from troupe_bench.plain import plain_adk_tree
 
 APP = "troupe"
 

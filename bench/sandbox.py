@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from troupe.benchmarks.results import text_table, write_json
 from troupe.builtins._process import run_process
 from troupe.sandbox import Jail, command_env, sandbox_status
+from troupe_bench.results import text_table, write_json
 
 COMMANDS = ("true", "ls -la", "cat notes.txt | wc -l")
 DEFAULT_OUT = Path(__file__).parent / "results" / "sandbox.json"

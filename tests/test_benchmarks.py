@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from troupe.benchmarks.faults import load_requests
 from troupe.cli.app import app
+from troupe_bench.faults import load_requests
 
 
 def test_labelled_request_set_covers_every_agent() -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from troupe.benchmarks.encoders import (
+from troupe.evaluation.dataset import RoutingCase
+from troupe.routing.router import GREETINGS, AgentProfile, Router
+from troupe_bench.encoders import (
     CANDIDATES,
     encode_in_worker,
     format_encoder_bench,
     router_texts,
 )
-from troupe.evaluation.dataset import RoutingCase
-from troupe.routing.router import GREETINGS, AgentProfile, Router
 
 TEAM = [AgentProfile.build("operator", texts=["Runs shell commands."], keywords=["run"])]
 

@@ -28,6 +28,7 @@ from troupe.evaluation import (
 from troupe.evaluation.report import METRIC_COLUMNS, format_cell, format_pct
 from troupe.testing import ScriptedModel, call
 from troupe.topology import DEFAULT_TOPOLOGY
+from troupe_bench.stub_tools import stub_tools
 
 AGENTS = set(DEFAULT_TOPOLOGY.agent_names())
 
@@ -45,14 +46,15 @@ def test_routing_set_has_at_least_200_requests_without_duplicates() -> None:
     assert len({c.text for c in cases}) == len(cases)
 
 
-def test_routing_set_labels_every_default_agent_and_direct_answers() -> None:
+def test_routing_set_labels_every_default_agent_direct_answers_and_cannot() -> None:
     cases = load_cases()
     labels = {c.label for c in cases}
-    assert labels == AGENTS | {"orchestrator"}
+    assert labels == AGENTS | {"orchestrator", "cannot"}
     named = {name for c in cases for name in c.expected}
-    assert named <= AGENTS | {"orchestrator"}
-    for name in labels:
+    assert named <= AGENTS | {"orchestrator", "cannot"}
+    for name in labels - {"cannot"}:
         assert sum(c.label == name for c in cases) >= 20, name
+    assert sum(c.label == "cannot" for c in cases) >= 2  # payments: no agent has the tool
 
 
 def test_routing_set_has_every_kind_and_at_least_two_other_languages() -> None:
@@ -87,8 +89,8 @@ def test_a_bad_routing_set_line_is_reported_with_its_number(tmp_path: Path) -> N
 
 def test_spread_takes_every_label_before_repeating_one() -> None:
     cases = load_cases()
-    subset = spread(cases, 7)
-    assert {c.label for c in subset} == AGENTS | {"orchestrator"}
+    subset = spread(cases, 8)
+    assert {c.label for c in subset} == AGENTS | {"orchestrator", "cannot"}
     assert spread(cases, None) == cases
 
 
@@ -192,7 +194,9 @@ async def test_an_unresolvable_agent_name_is_recorded_as_invalid() -> None:
             call("transfer_to_agent", agent_name="operator"),
         ]
     )
-    [result] = await run_evaluation([_case("list the files", "operator")], model=model)
+    [result] = await run_evaluation(
+        [_case("list the files", "operator")], model=model, tools=stub_tools()
+    )
     assert result.routed == "operator"
     assert result.correct
     assert result.invalid_names == ["wizard"]
@@ -203,7 +207,9 @@ async def test_an_unresolvable_agent_name_is_recorded_as_invalid() -> None:
 
 async def test_a_repaired_agent_name_counts_as_correct_and_as_a_repair() -> None:
     model = ScriptedModel(replies=[call("transfer_to_agent", agent_name="browser_agent")])
-    results = await run_evaluation([_case("open example.com", "navigator")], model=model)
+    results = await run_evaluation(
+        [_case("open example.com", "navigator")], model=model, tools=stub_tools()
+    )
     assert results[0].routed == "navigator"
     assert results[0].correct
     assert results[0].invalid_names == ["browser_agent"]
@@ -217,7 +223,7 @@ async def test_a_repaired_agent_name_counts_as_correct_and_as_a_repair() -> None
 
 async def test_a_direct_answer_is_routed_to_the_orchestrator() -> None:
     model = ScriptedModel(replies=["Hello! How can I help?"])
-    [result] = await run_evaluation([_case("hi", "orchestrator")], model=model)
+    [result] = await run_evaluation([_case("hi", "orchestrator")], model=model, tools=stub_tools())
     assert (result.routed, result.correct, result.invalid_names) == ("orchestrator", True, [])
 
 
@@ -225,13 +231,13 @@ async def test_the_run_stops_when_the_first_requests_all_fail() -> None:
     model = ScriptedModel(replies=[ValueError("API key not valid")] * 5)
     cases = [_case(f"request {i}", "operator") for i in range(8)]
     with pytest.raises(EvaluationAbortedError, match="API key not valid"):
-        await run_evaluation(cases, model=model)
+        await run_evaluation(cases, model=model, tools=stub_tools())
     assert model.remaining == 0
 
 
 async def test_concurrent_requests_come_back_in_order_with_the_same_routes() -> None:
     cases = spread(load_cases(), 14)
-    root = build_eval_tree("offline")
+    root = build_eval_tree("offline", tools=stub_tools())
     one = await evaluate_cases(root, cases, concurrency=1)
     four = await evaluate_cases(root, cases, concurrency=4)
     assert [r.text for r in four] == [c.text for c in cases]
@@ -239,7 +245,7 @@ async def test_concurrent_requests_come_back_in_order_with_the_same_routes() -> 
 
 
 async def test_offline_results_carry_token_counts_and_latency() -> None:
-    results = await run_evaluation(spread(load_cases(), 3), model="offline")
+    results = await run_evaluation(spread(load_cases(), 3), model="offline", tools=stub_tools())
     assert all(r.prompt_tokens > 0 and r.output_tokens > 0 for r in results)
     assert all(r.latency_ms > 0 and r.model_calls == 1 for r in results)
 
@@ -308,7 +314,7 @@ def test_eval_command_writes_json_and_html_with_the_same_numbers(tmp_path: Path)
     assert report["requests"] == len(report["results"]) == 20
     assert report["overall"]["correct"] == sum(r["correct"] for r in report["results"])
     assert sum(map(sum, report["confusion"]["counts"])) == 20
-    assert {row["name"] for row in report["per_agent"]} == AGENTS | {"orchestrator"}
+    assert {row["name"] for row in report["per_agent"]} == AGENTS | {"orchestrator", "cannot"}
 
     page = _Tables()
     page.feed(out_html.read_text())

@@ -6,9 +6,9 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
 from troupe import Config, build_agent_tree
-from troupe.benchmarks.stub_tools import stub_tools
 from troupe.evaluation import RoutingCase, evaluate_cases, run_evaluation
 from troupe.testing import ScriptedModel
+from troupe_bench.stub_tools import stub_tools
 
 
 def _case(text: str, expected: str) -> RoutingCase:
@@ -41,7 +41,9 @@ async def test_tokens_are_summed_over_every_model_call_of_the_request() -> None:
         replies=[_text("{}", 2000, 3), _call("transfer_to_agent", 2100, 9, agent_name="operator")]
     )
 
-    [result] = await run_evaluation([_case("list the files", "operator")], model=model)
+    [result] = await run_evaluation(
+        [_case("list the files", "operator")], model=model, tools=stub_tools()
+    )
 
     assert result.routed == "operator"
     assert (result.model_calls, result.prompt_tokens, result.output_tokens) == (2, 4100, 12)
@@ -50,7 +52,9 @@ async def test_tokens_are_summed_over_every_model_call_of_the_request() -> None:
 async def test_a_replaced_reply_still_counts_its_tokens() -> None:
     model = ScriptedModel(replies=[_call("operator", 1500, 20, command="ls")])
 
-    [result] = await run_evaluation([_case("list the files", "operator")], model=model)
+    [result] = await run_evaluation(
+        [_case("list the files", "operator")], model=model, tools=stub_tools()
+    )
 
     assert result.routed == "operator"
     assert (result.prompt_tokens, result.output_tokens) == (1500, 20)
@@ -71,7 +75,7 @@ async def test_model_calls_are_counted_with_the_guards_off() -> None:
 async def test_an_agent_called_as_a_function_counts_as_an_invalid_name_and_a_repair() -> None:
     model = ScriptedModel(replies=[_call("vault", 800, 8, text="hello")])
 
-    [result] = await run_evaluation([_case("hash hello", "vault")], model=model)
+    [result] = await run_evaluation([_case("hash hello", "vault")], model=model, tools=stub_tools())
 
     assert result.correct
     assert result.invalid_names == ["vault"]
@@ -82,7 +86,9 @@ async def test_a_transfer_written_as_json_counts_as_an_invalid_name_and_a_repair
     text = '```json\n{"name": "transfer_to_agent", "arguments": {"agent_name": "operator"}}\n```'
     model = ScriptedModel(replies=[_text(text, 800, 30)])
 
-    [result] = await run_evaluation([_case("list the files", "operator")], model=model)
+    [result] = await run_evaluation(
+        [_case("list the files", "operator")], model=model, tools=stub_tools()
+    )
 
     assert result.correct
     assert len(result.invalid_names) == 1
@@ -93,7 +99,7 @@ async def test_an_echoed_reject_counts_as_an_invalid_name_not_a_route() -> None:
     echo = "[REJECT] This task requires <agent>: <one-sentence reason>"
     model = ScriptedModel(replies=[_text(echo, 800, 12), _text("Hello there.", 820, 3)])
 
-    [result] = await run_evaluation([_case("hi", "orchestrator")], model=model)
+    [result] = await run_evaluation([_case("hi", "orchestrator")], model=model, tools=stub_tools())
 
     assert result.routed == "orchestrator"
     assert result.invalid_names == ["[REJECT]"]

@@ -10,9 +10,9 @@ import troupe
 import troupe.runtime.assistant
 import troupe.runtime.events
 from fakes.scripted import scripted_assistant, turn_events
-from troupe.benchmarks.stub_tools import stub_tools
 from troupe.models.resilient import TransientModelError
 from troupe.testing import ScriptedModel, call, declared_tools, simplify, user_texts
+from troupe_bench.stub_tools import stub_tools
 
 
 @pytest.mark.parametrize(

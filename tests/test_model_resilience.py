@@ -9,7 +9,7 @@ import pytest
 
 from fakes.openai_server import failure, serve, slow, text_reply
 from troupe import Assistant, Config, build_agent_tree
-from troupe.benchmarks.stub_tools import stub_tools
+from troupe_bench.stub_tools import stub_tools
 
 if TYPE_CHECKING:
     from google.adk.models.lite_llm import LiteLlm

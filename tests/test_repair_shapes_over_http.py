@@ -7,7 +7,7 @@ import pytest
 import troupe
 from fakes.openai_server import serve, wire_replies
 from fakes.shapes import SHAPES, FailureShape, check_outcome, shape_id
-from troupe.benchmarks.stub_tools import stub_tools
+from troupe_bench.stub_tools import stub_tools
 
 
 @pytest.fixture(autouse=True)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from troupe.benchmarks.router_bench import (
+from troupe.routing.router import AgentProfile, Router
+from troupe_bench.router_bench import (
     INSTRUCTION_BUDGET,
     format_router_bench,
     instruction_size,
     per_request_cost,
 )
-from troupe.routing.router import AgentProfile, Router
 
 TEAM = [
     AgentProfile.build("operator", keywords=["run", "file"], parameter_names=["command"]),

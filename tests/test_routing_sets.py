@@ -18,8 +18,13 @@ from troupe.evaluation.dataset import BUILTIN_SETS, load_cases
 from troupe.routing.router import GREETINGS, OPEN_QUESTIONS
 from troupe.topology import resolve_topology
 
-TEST_SET_SHA256 = "89a4b13251411b6536dbea24973ca54342c73ea5817943db5fd04e70041f6e48"
-"""Change only with a note saying why: a new digest means a new test set."""
+TEST_SET_SHA256 = "2c93658f461073672c29fc5a4b8899ec79b9f33fff7f6bf88b5ff15c25d2fe41"
+"""Change only with a note saying why: a new digest means a new test set.
+
+Last changed (issue 18, item 2) for labels only, no request text: the three
+requests for things no agent has a tool for (two payments, a flight) expect
+``cannot`` instead of a direct answer, and each compound request names the
+agent of each step (``steps``), as the eval now scores what ran, not the route."""
 NEAR = 0.8
 """Word overlap (Jaccard) from which an example counts as a copy of a test request."""
 APART = 0.5
@@ -72,9 +77,9 @@ def test_the_test_set_shares_no_request_with_the_development_set() -> None:
 def test_both_sets_cover_every_agent_and_the_orchestrator() -> None:
     for name in BUILTIN_SETS:
         labels = {case.label for case in load_cases(name)}
-        assert labels == {agent.name for agent in resolve_topology("default").agents} | {
-            "orchestrator"
-        }, name
+        assert labels - {"cannot"} == {
+            agent.name for agent in resolve_topology("default").agents
+        } | {"orchestrator"}, name
 
 
 def test_troupe_eval_scores_the_test_set_unless_told_otherwise() -> None:

@@ -292,15 +292,14 @@ class Settings(TeamOptions):
 
         return TraceStore(self.state_database or self.data_dir / "traces.db")
 
-    @cached_property
-    def config(self) -> Config:
-        """The :class:`troupe.Config` these settings describe (built-in tools included)."""
+    def builtin_tool_list(self) -> list[Tool]:
+        """troupe's built-in tools under these settings' workspace, data directory and
+        policies (shell, browser, vault); none when ``builtin_tools`` is off."""
         from .builtins import builtin_tools
         from .builtins.operator import DEFAULT_TIMEOUT_S
         from .builtins.shell_policy import DEFAULT_DENY_COMMANDS
-        from .remote import build_remote_agents
 
-        tools = (
+        return (
             builtin_tools(
                 workspace=self.workspace,
                 data_dir=self.data_dir,
@@ -317,7 +316,13 @@ class Settings(TeamOptions):
             if self.builtin_tools
             else []
         )
-        return self.config_over(tools).model_copy(
+
+    @cached_property
+    def config(self) -> Config:
+        """The :class:`troupe.Config` these settings describe (built-in tools included)."""
+        from .remote import build_remote_agents
+
+        return self.config_over(self.builtin_tool_list()).model_copy(
             update={
                 "router_cache_dir": self.router_cache_dir,
                 "remote_agents": build_remote_agents(self.remote_agents),

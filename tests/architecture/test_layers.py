@@ -27,17 +27,8 @@ _LINT_IMPORTS = (
 )
 
 
-# Leaving the package (issue 23, item 4): the evaluation still borrows the
-# benchmarks' stand-in tools. Remove this once troupe/benchmarks is gone.
-LEAVING = "troupe.benchmarks"
-
-
 def test_no_two_packages_import_each_other_even_through_others() -> None:
-    edges = packages(graph())
-    assert LEAVING in edges, f"{LEAVING} is gone: drop LEAVING here and in pyproject.toml"
-    edges = {name: targets - {LEAVING} for name, targets in edges.items() if name != LEAVING}
-
-    found = cycles(edges)
+    found = cycles(packages(graph()))
 
     assert found == [], (
         "packages that import each other (move the piece they share into a lower layer, "

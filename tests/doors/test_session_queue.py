@@ -18,9 +18,9 @@ from google.genai import types
 
 import troupe
 from fakes.session_turns import GatedModel
-from troupe.benchmarks.stub_tools import stub_tools
 from troupe.stores.session_lock import FileGuard, PostgresGuard, session_turns
 from troupe.stores.sessions import close_session_store, open_session_store, store_guard
+from troupe_bench.stub_tools import stub_tools
 
 
 def _runner(model: GatedModel, service: BaseSessionService) -> Runner:

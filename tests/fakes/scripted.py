@@ -14,9 +14,9 @@ from typing import Any
 from google.adk.events.event import Event
 
 from troupe import Assistant, Config, Tool, build_agent_tree
-from troupe.benchmarks.stub_tools import stub_tools
 from troupe.stores.traces import TraceStore
 from troupe.testing import ScriptedModel
+from troupe_bench.stub_tools import stub_tools
 
 
 def scripted_assistant(

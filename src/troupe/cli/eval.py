@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -63,9 +64,23 @@ def eval_command(
             help="Confidence the router needs to route (default 0.75).",
         ),
     ] = None,
+    stub_tools: Annotated[
+        bool,
+        typer.Option(
+            "--stub-tools",
+            help="Score the tree over the benchmark kit's instant stub tools instead of the "
+            "built-in tools (from a source checkout only).",
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
 ) -> None:
-    """Score the orchestrator's routing on a labelled request set; write JSON and HTML."""
+    """Score the orchestrator's routing on a labelled request set; write JSON and HTML.
+
+    The tree is the one your configuration builds, over troupe's built-in tools in a
+    scratch workspace and data directory (deleted afterwards): your files, secrets
+    and stores are never touched. Compound requests run to the end with every
+    approval granted, and count only when each step's agent ran a tool.
+    """
     from ..errors import TroupeError
 
     quiet_logs(verbose)
@@ -80,6 +95,7 @@ def eval_command(
                 concurrency=concurrency,
                 router=router,
                 threshold=threshold,
+                stub_tools=stub_tools,
             )
     except TroupeError as exc:
         raise fail(exc) from None
@@ -107,37 +123,59 @@ def _run(
     concurrency: int,
     router: str | None = None,
     threshold: float | None = None,
+    stub_tools: bool = False,
 ) -> dict[str, Any]:
     from ..config import router_mode
     from ..evaluation.dataset import load_cases, spread
     from ..evaluation.report import build_report
     from ..evaluation.runner import eval_tree, evaluate_cases
     from ..models.resolve import model_label
+    from ..paths import default_session_store
     from ..settings import load_settings
 
-    # The same layers and model key as `troupe chat`: options > TROUPE_* > file > defaults.
-    settings = load_settings(
-        config_path=config,
-        model=model,
-        api_base=api_base,
-        router=router,
-        router_threshold=threshold,
-    )
     cases = spread(load_cases(dataset), limit)
-    root = eval_tree(settings.config_over(()))
-    label = model_label(root.model)
-    start = time.perf_counter()
-    with _progress(len(cases), label) as advance:
-        results = asyncio.run(
-            evaluate_cases(root, cases, concurrency=concurrency, on_result=lambda _: advance())
+    with tempfile.TemporaryDirectory(prefix="troupe-eval-") as scratch:
+        # The same layers and model key as `troupe chat`: options > TROUPE_* > file >
+        # defaults; only the workspace and every store move to the scratch directory.
+        workspace, data_dir = Path(scratch) / "workspace", Path(scratch) / "data"
+        workspace.mkdir()
+        settings = load_settings(
+            config_path=config,
+            model=model,
+            api_base=api_base,
+            router=router,
+            router_threshold=threshold,
+            workspace=workspace,
+            data_dir=data_dir,
+            session_store=default_session_store(data_dir),
         )
+        tools = _stub_tools() if stub_tools else settings.builtin_tool_list()
+        root = eval_tree(settings.config_over(()), tools)
+        label = model_label(root.model)
+        start = time.perf_counter()
+        with _progress(len(cases), label) as advance:
+            results = asyncio.run(
+                evaluate_cases(root, cases, concurrency=concurrency, on_result=lambda _: advance())
+            )
     return build_report(
         results,
-        model=f"{label}, router {router_mode(settings.config)}",
+        model=f"{label}, router {router_mode(settings.config_over(()))}, "
+        + ("stub tools" if stub_tools else "built-in tools"),
         dataset=_dataset_label(dataset),
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,
     )
+
+
+def _stub_tools() -> list[Any]:
+    """The benchmark kit's stub tools (a checkout's ``bench/troupe_bench``)."""
+    from ..errors import ConfigError
+    from .checkout import CheckoutOnlyError, bench_kit
+
+    try:
+        return list(bench_kit("stub_tools", "troupe eval --stub-tools").stub_tools())
+    except CheckoutOnlyError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _dataset_label(dataset: str) -> str:

@@ -19,6 +19,9 @@ one (compound), or in another language than English."""
 
 DIRECT = ORCHESTRATOR_NAME
 """The label of a request the orchestrator should answer itself."""
+CANNOT = "cannot"
+"""The label of a request for something the team has no tool for (a payment, a
+booking): the right answer says it cannot be done, and no agent is handed it."""
 
 BUILTIN_DATASET = "routing_eval.jsonl"
 """The development set's file."""
@@ -44,6 +47,9 @@ class RoutingCase:
     """One of :data:`KINDS`."""
     lang: str
     """Language code of the request (``en``, ``de``, ``es``, ``fr`` ...)."""
+    steps: tuple[str, ...] = ()
+    """For a compound request, the agent each step needs, in order: the request
+    is done only when each of them ran a tool in the turn."""
 
     @property
     def label(self) -> str:
@@ -59,8 +65,10 @@ def load_cases(path: str | Path | None = None) -> list[RoutingCase]:
     """A routing set: ``dev`` (the default here, for tuning and benchmarks),
     ``test``, or a JSONL file at ``path``.
 
-    Each line is ``{"text", "expected", "kind", "lang"}``; ``expected`` is an
-    agent name, ``orchestrator``, or a list of acceptable names.
+    Each line is ``{"text", "expected", "kind", "lang"}`` and, for a compound
+    request, ``"steps"``: the agent each step needs. ``expected`` is an agent
+    name, ``orchestrator`` (answered directly), ``cannot`` (no agent has the
+    tool: an honest refusal is right) or a list of acceptable names.
 
     Raises:
         ConfigError: naming the file, the line and what to fix.
@@ -100,11 +108,11 @@ def _parse_line(line: str, number: int, source: str) -> RoutingCase:
         ) from None
     if not isinstance(row, dict):
         raise ConfigError(f"{where} must be a JSON object with text, expected, kind and lang.")
-    unknown = sorted(set(row) - {"text", "expected", "kind", "lang"})
+    unknown = sorted(set(row) - {"text", "expected", "kind", "lang", "steps"})
     if unknown:
         raise ConfigError(
             f"{where} has unknown field(s) {', '.join(unknown)}; "
-            "use only text, expected, kind and lang."
+            "use only text, expected, kind, lang and steps."
         )
     text = row.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -116,7 +124,17 @@ def _parse_line(line: str, number: int, source: str) -> RoutingCase:
     lang = row.get("lang", "en")
     if not isinstance(lang, str) or not lang.strip():
         raise ConfigError(f"{where}: 'lang' must be a language code such as 'en' or 'de'.")
-    return RoutingCase(text=text, expected=expected, kind=kind, lang=lang.strip())
+    steps = _steps(row.get("steps", []), where)
+    return RoutingCase(text=text, expected=expected, kind=kind, lang=lang.strip(), steps=steps)
+
+
+def _steps(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(n, str) and n.strip() for n in value):
+        raise ConfigError(
+            f"{where}: 'steps' must be a list of agent names, one per step "
+            f'(e.g. ["operator", "vault"]); got {value!r}.'
+        )
+    return tuple(n.strip() for n in value)
 
 
 def _expected(value: Any, where: str) -> tuple[str, ...]:

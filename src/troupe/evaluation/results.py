@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from .dataset import CANNOT, DIRECT
 
 NO_ROUTE = "(none)"
 """Confusion-matrix column for a request that reached no decision (an error,
 or only invalid agent names)."""
+
+_DECLINES = re.compile(
+    r"\b(?:cannot|can ?not|can't|can’t|unable|not able|no (?:agent|tool|team member)s?\b"
+    r"|(?:don't|do not|don’t) have (?:a |any )?(?:tool|way|access))",
+    re.IGNORECASE,
+)
+"""Phrases by which a reply says the request cannot be done."""
+
+
+def says_cannot(reply: str | None) -> bool:
+    """True when ``reply`` says the request cannot be done (the honest answer to
+    a request no agent has the tool for)."""
+    return bool(reply) and _DECLINES.search(reply or "") is not None
 
 
 @dataclass
@@ -44,6 +60,13 @@ class RequestResult:
     """The fast-path router's decision: ``route`` (it transferred, no model call),
     ``greeting`` or ``direct`` (it classed the message as one the orchestrator
     answers itself), ``defer`` or None (router off)."""
+    steps: tuple[str, ...] = ()
+    """For a compound request, the agent each step needs (see ``RoutingCase.steps``)."""
+    ran: list[str] = field(default_factory=list)
+    """Agents that ran at least one of their tools in the turn, in order (plan
+    steps included; a transfer or a hand-over to a plan step does not count)."""
+    reply: str | None = None
+    """The turn's last visible answer (kept for ``cannot`` requests and compound ones)."""
 
     @property
     def router_decided(self) -> bool:
@@ -58,7 +81,17 @@ class RequestResult:
 
     @property
     def correct(self) -> bool:
-        """True when the route is one of the expected ones (repaired or not)."""
+        """True when the request got what it needs.
+
+        A compound request: every step's agent ran a tool (the plan was carried
+        out, not just written). A request no agent can serve (``cannot``): the
+        orchestrator answered itself and said it cannot be done. Any other: the
+        route is one of the expected ones (repaired or not).
+        """
+        if self.steps:
+            return all(agent in self.ran for agent in self.steps)
+        if self.label == CANNOT:
+            return self.routed == DIRECT and says_cannot(self.reply)
         return self.routed is not None and self.routed in self.expected
 
     @property
@@ -83,4 +116,7 @@ class RequestResult:
             "latency_ms": round(self.latency_ms, 2),
             "error": self.error,
             "router": self.router,
+            "steps": list(self.steps),
+            "ran": list(self.ran),
+            "reply": self.reply[:500] if self.reply else self.reply,
         }

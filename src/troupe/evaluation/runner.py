@@ -1,10 +1,13 @@
-"""Runs the routing set through the orchestrator and records each decision.
+"""Runs the routing set through the orchestrator and records what each request got.
 
 Every request goes through :class:`~troupe.runtime.assistant.Assistant` in a
-fresh session, over the default topology with instant stub tools. Only the
-routing decision is evaluated, so a run is closed as soon as the orchestrator
-has transferred (to the target actually used, after any repair) or answered
-directly; the specialists are never called.
+fresh session, over the default topology with the tools it is given (``troupe
+eval``: the built-in tools of the user's configuration, in a scratch workspace).
+A single-agent request is scored on its routing decision, so its run is closed
+as soon as the orchestrator has transferred (to the target actually used, after
+any repair) or answered directly. A compound request runs to its end, every
+approval granted, and is scored on which agents actually ran a tool: a plan
+that was written but not carried out does not count.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ from typing import Any
 from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 
-from ..benchmarks.stub_tools import stub_tools
 from ..config import Config
 from ..errors import TroupeError
+from ..guards.turn import TurnRecord
 from ..models.resolve import ModelLike
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
+from ..runtime.approvals import is_approval_plumbing, run_with_approvals
 from ..runtime.assistant import Assistant, visible_text
+from ..tools import Tool
 from ..tree import build_agent_tree
 from .dataset import RoutingCase
 from .results import RequestResult
@@ -41,29 +46,31 @@ class EvaluationAbortedError(TroupeError):
 def build_eval_tree(
     model: ModelLike | None,
     *,
+    tools: Sequence[Tool],
     api_base: str | None = None,
     router: str | None = None,
     router_threshold: float | None = None,
 ) -> LlmAgent:
-    """The default topology over the stub tools, with ``model`` on every agent
-    and the fast-path router ``auto`` or ``off`` (None: ``TROUPE_ROUTER``, else auto)."""
-    return eval_tree(
-        Config(model=model, api_base=api_base, router=router, router_threshold=router_threshold)
+    """The default topology over ``tools``, with ``model`` on every agent and the
+    fast-path router ``auto`` or ``off`` (None: ``TROUPE_ROUTER``, else auto)."""
+    config = Config(
+        model=model, api_base=api_base, router=router, router_threshold=router_threshold
     )
+    return eval_tree(config, tools)
 
 
-def eval_tree(config: Config) -> LlmAgent:
+def eval_tree(config: Config, tools: Sequence[Tool]) -> LlmAgent:
     """The tree ``troupe eval`` scores for ``config``: its model options (model,
     ``api_base``, ``api_key`` or ``api_key_env``, retries, fallback, router)
-    over the default topology and the stub tools, resolved as chat resolves
-    them (:func:`~troupe.build_agent_tree`). Its MCP servers and remote agents
-    are left out: only the routing decision is scored."""
+    over the default topology and ``tools``, resolved as chat resolves them
+    (:func:`~troupe.build_agent_tree`). Its MCP servers and remote agents are
+    left out: the routing set's labels name the default topology's agents."""
     return build_agent_tree(
         config.model_copy(
             update={
                 "mcp_servers": [],
                 "remote_agents": [],
-                "tools": stub_tools(),
+                "tools": list(tools),
                 "topology": "default",
                 "multi_agent": True,
             }
@@ -110,44 +117,86 @@ def _usage(event: Event) -> tuple[int, int]:
 
 
 async def evaluate_case(assistant: Assistant, case: RoutingCase, session_id: str) -> RequestResult:
-    """Send one request and record where the orchestrator routed it."""
+    """Send one request and record where the orchestrator routed it and, for a
+    compound request, which agents ran a tool before the turn ended."""
     valid = set(assistant.agent_names)
     root_name = assistant.root_agent.name
     result = RequestResult(
-        text=case.text, expected=case.expected, kind=case.kind, lang=case.lang, routed=None
+        text=case.text,
+        expected=case.expected,
+        kind=case.kind,
+        lang=case.lang,
+        routed=None,
+        steps=case.steps,
     )
+    to_the_end = bool(case.steps)
+    turns: list[TurnRecord] = []
     reported_calls = 0
     assistant.last_turn = None
     start = time.perf_counter()
     try:
-        async with aclosing(assistant.run(session_id, case.text)) as events:
+        stream = (
+            run_with_approvals(assistant, session_id, case.text, policy="auto")
+            if to_the_end
+            else assistant.run(session_id, case.text)
+        )
+        async with aclosing(stream) as events:
             async for event in events:
+                _note_turn(assistant, turns)
+                if is_approval_plumbing(event):
+                    continue
                 result.invalid_names.extend(invalid_transfer_names(event, valid))
                 prompt, output = _usage(event)
                 if event.usage_metadata is not None and not event.partial:
                     reported_calls += 1
                 result.prompt_tokens += prompt
                 result.output_tokens += output
-                result.routed = routing_decision(event, root_name)
-                if result.routed is not None:
+                decision = routing_decision(event, root_name)
+                if result.routed is None:
+                    result.routed = decision
+                text = visible_text(event) if not event.partial else ""
+                if text:
+                    result.reply = text
+                if decision is not None and not to_the_end:
                     break
     except Exception as exc:  # a failed request is a result, not the end of the run
         result.error = f"{type(exc).__name__}: {exc}"[:500]
     result.latency_ms = (time.perf_counter() - start) * 1000
-    turn = assistant.last_turn
-    if turn is not None:
+    _note_turn(assistant, turns)
+    if turns:
         # What reached the model and came back, counted at the model boundary:
-        # events miss replies the guards replaced and calls of other agents.
-        calls = turn.trace.model_calls
-        result.invalid_names = list(turn.invalid_names)
-        result.repairs = list(turn.repairs)
+        # events miss replies the guards replaced and calls of other agents
+        # (a plan step's agent runs in a nested run whose events stay inside it).
+        calls = [call for turn in turns for call in turn.trace.model_calls]
+        result.invalid_names = [name for turn in turns for name in turn.invalid_names]
+        result.repairs = [pair for turn in turns for pair in turn.repairs]
         result.model_calls = len(calls)
         result.prompt_tokens = sum(c.prompt_tokens for c in calls)
         result.output_tokens = sum(c.output_tokens for c in calls)
-        result.router = turn.router
+        result.router = turns[0].router
+        result.ran = _agents_that_ran_a_tool(turns, valid)
     else:
         result.model_calls = reported_calls
     return result
+
+
+def _note_turn(assistant: Assistant, turns: list[TurnRecord]) -> None:
+    """Keep each turn record of the request (one more after each approval round)."""
+    turn = assistant.last_turn
+    if turn is not None and all(turn is not seen for seen in turns):
+        turns.append(turn)
+
+
+def _agents_that_ran_a_tool(turns: Sequence[TurnRecord], agents: set[str]) -> list[str]:
+    """Agents that ran a tool of theirs, in order: a transfer, or a planner handing
+    a step to a teammate (a tool named after the agent), is not the work itself."""
+    ran: list[str] = []
+    for turn in turns:
+        for call in turn.trace.tool_calls:
+            if call.tool == TRANSFER_TOOL or call.tool in agents or call.agent in ran:
+                continue
+            ran.append(call.agent)
+    return ran
 
 
 @dataclass
@@ -207,13 +256,14 @@ async def run_evaluation(
     cases: Sequence[RoutingCase],
     *,
     model: ModelLike | None,
+    tools: Sequence[Tool],
     api_base: str | None = None,
     router: str | None = None,
     concurrency: int = 1,
     on_result: Callable[[RequestResult], None] | None = None,
 ) -> list[RequestResult]:
-    """Build the evaluation tree for ``model`` and evaluate ``cases`` on it."""
-    root = build_eval_tree(model, api_base=api_base, router=router)
+    """Build the evaluation tree for ``model`` over ``tools`` and evaluate ``cases`` on it."""
+    root = build_eval_tree(model, tools=tools, api_base=api_base, router=router)
     return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
 
 

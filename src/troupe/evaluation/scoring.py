@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..topology import DEFAULT_TOPOLOGY
-from .dataset import DIRECT, KINDS
+from .dataset import CANNOT, DIRECT, KINDS
 from .results import NO_ROUTE, RequestResult
 
-ROUTE_ORDER: tuple[str, ...] = (*DEFAULT_TOPOLOGY.agent_names(), DIRECT)
+ROUTE_ORDER: tuple[str, ...] = (*DEFAULT_TOPOLOGY.agent_names(), DIRECT, CANNOT)
 """Rows and columns come in this order; other names follow alphabetically."""
 
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.dataset import RoutingCase, load_cases
-from ..routing.calibration import DIRECT, calibrate, choose
-from ..routing.router import GREETINGS, OPEN_QUESTIONS, RouteDecision, Router, split_clauses
+from troupe.evaluation.dataset import RoutingCase, load_cases
+from troupe.routing.calibration import DIRECT, calibrate, choose
+from troupe.routing.router import GREETINGS, OPEN_QUESTIONS, RouteDecision, Router, split_clauses
 
 CACHE = Path(".cache") / "bench-packages"
 """Where the bench-only virtual environments live (git ignores ``.cache``)."""

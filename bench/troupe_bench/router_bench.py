@@ -19,14 +19,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..builtins import builtin_tools
-from ..config import Config
-from ..evaluation.dataset import RoutingCase, load_cases
-from ..evaluation.runner import build_eval_tree
-from ..routing.calibration import CalibrationPoint, calibrate, choose, held_out_check
-from ..routing.router import DEFAULT_THRESHOLD, Router
-from ..tree import TroupeAgent, build_agent_tree
+from troupe.builtins import builtin_tools
+from troupe.config import Config
+from troupe.evaluation.dataset import RoutingCase, load_cases
+from troupe.routing.calibration import CalibrationPoint, calibrate, choose, held_out_check
+from troupe.routing.router import DEFAULT_THRESHOLD, Router
+from troupe.tree import TroupeAgent, build_agent_tree
+
 from .prompt_size import TOKENIZER, _encoder
+from .stub_tools import stub_tree
 
 INSTRUCTION_ANCHOR = 5800
 """Characters of the orchestrator's instruction before issue 12 (5,761, rounded)."""
@@ -133,8 +134,8 @@ _FIRST_MESSAGE = (
     "if sys.argv[1] == 'no-preload':\n"
     "    from troupe.routing.fastpath import FastPath\n"
     "    FastPath.preload = lambda self: None\n"
-    "from troupe.evaluation.runner import build_eval_tree\n"
-    "fast = build_eval_tree('offline', router='auto').troupe_router\n"
+    "from troupe_bench.stub_tools import stub_tree\n"
+    "fast = stub_tree('offline', router='auto').troupe_router\n"
     "router = asyncio.run(fast.router())\n"
     "time.sleep(float(sys.argv[2]))\n"
     "start = time.perf_counter()\n"
@@ -149,7 +150,17 @@ def first_message_latency(runs: int = 3, idle_s: float = IDLE_S) -> dict[str, An
     waiting for its first request), with and without the preload; warm cache."""
     times: dict[str, list[float]] = {"load on first message": [], "preloaded": []}
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "TROUPE_DATA_DIR": tmp, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        env = {
+            **os.environ,
+            "TROUPE_DATA_DIR": tmp,
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            # The child imports this kit, which is not installed: it sits in bench/.
+            "PYTHONPATH": os.pathsep.join(
+                p
+                for p in (str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH"))
+                if p
+            ),
+        }
         for run in range(runs + 1):  # the first run only warms the phrase cache
             for name, flag in (("load on first message", "no-preload"), ("preloaded", "preload")):
                 done = subprocess.run(
@@ -242,7 +253,7 @@ def instruction_size(workspace: Path) -> dict[str, Any]:
 
 async def eval_router() -> Router:
     """The router of the evaluation tree, as ``troupe eval`` uses it."""
-    root = build_eval_tree("offline", router="auto")
+    root = stub_tree("offline", router="auto")
     assert isinstance(root, TroupeAgent) and root.troupe_router is not None
     return await root.troupe_router.router()
 

@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..builtins import builtin_tools
-from ..config import Config
-from ..runtime.assistant import Assistant
-from ..testing import ScriptedModel
-from ..tree import build_agent_tree
+from troupe.builtins import builtin_tools
+from troupe.config import Config
+from troupe.runtime.assistant import Assistant
+from troupe.testing import ScriptedModel
+from troupe.tree import build_agent_tree
 
 TOKENIZER = "o200k_base"
 

@@ -38,9 +38,9 @@ from google.genai import types
 from pydantic import PrivateAttr
 from typing_extensions import override
 
-from ..models.offline import OfflineModel, latest_request
-from ..models.resilient import TransientModelError
-from ..prompts import REJECT_FORMAT, TRANSFER_ARG, TRANSFER_TOOL
+from troupe.models.offline import OfflineModel, latest_request
+from troupe.models.resilient import TransientModelError
+from troupe.prompts import REJECT_FORMAT, TRANSFER_ARG, TRANSFER_TOOL
 
 # Names a model might invent for each role; all resolve to the role.
 GUESSABLE_NAMES: dict[str, tuple[str, ...]] = {

@@ -10,9 +10,9 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.function_tool import FunctionTool
 
-from ..config import Config
-from ..tools import Tool
-from ..tree import build_agent_tree
+from troupe.config import Config
+from troupe.tools import Tool
+from troupe.tree import build_agent_tree
 
 
 def plain_adk_tree(

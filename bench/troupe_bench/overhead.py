@@ -18,10 +18,11 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
-from ..config import Config
-from ..models.offline import OfflineModel
-from ..runtime.assistant import Assistant
-from ..tree import build_agent_tree
+from troupe.config import Config
+from troupe.models.offline import OfflineModel
+from troupe.runtime.assistant import Assistant
+from troupe.tree import build_agent_tree
+
 from .plain import plain_adk_tree
 from .results import write_json
 from .stub_tools import stub_tools

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tools import Tool
+from google.adk.agents import LlmAgent
+
+from troupe.config import Config
+from troupe.evaluation.runner import eval_tree
+from troupe.models.resolve import ModelLike
+from troupe.tools import Tool
 
 
 def stub_tools() -> list[Tool]:
@@ -80,3 +85,18 @@ def stub_tools() -> list[Tool]:
             memory_recall,
         )
     ]
+
+
+def stub_tree(
+    model: ModelLike | None,
+    *,
+    api_base: str | None = None,
+    router: str | None = None,
+    router_threshold: float | None = None,
+) -> LlmAgent:
+    """The tree ``troupe eval --stub-tools`` scores: the default topology over
+    these stub tools, ``model`` on every agent, the router ``auto`` or ``off``."""
+    config = Config(
+        model=model, api_base=api_base, router=router, router_threshold=router_threshold
+    )
+    return eval_tree(config, stub_tools())

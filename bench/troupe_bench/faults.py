@@ -13,7 +13,6 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +21,11 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
-from ..config import Config
-from ..prompts import REJECT_MARKER, TRANSFER_TOOL
-from ..runtime.assistant import Assistant, visible_text
-from ..tree import build_agent_tree
+from troupe.config import Config
+from troupe.prompts import REJECT_MARKER, TRANSFER_TOOL
+from troupe.runtime.assistant import Assistant, visible_text
+from troupe.tree import build_agent_tree
+
 from .faulty import FaultRates, FaultyModel
 from .plain import plain_adk_tree
 from .results import text_table, write_json
@@ -105,7 +105,7 @@ class StrategyResult:
 def load_requests(path: str | Path | None = None) -> list[Request]:
     """The labelled request set (shipped with troupe unless ``path`` is given)."""
     if path is None:
-        text = (resources.files("troupe.benchmarks") / "data" / "fault_requests.jsonl").read_text()
+        text = (Path(__file__).parent / "data" / "fault_requests.jsonl").read_text()
     else:
         text = Path(path).read_text()
     return [Request(**json.loads(line)) for line in text.splitlines() if line.strip()]
