@@ -36,6 +36,8 @@ def isolated_environment(
     # fast-path router off, exactly as every turn went before it; the router's
     # own tests (test_router*.py) build their trees with router="auto".
     monkeypatch.setenv("TROUPE_ROUTER", "off")
+    # A Config never reads TROUPE_ROUTER: the library's own default is set here.
+    monkeypatch.setattr("troupe.config.DEFAULT_ROUTER_MODE", "off")
     for key in _PROVIDER_KEYS:
         monkeypatch.delenv(key, raising=False)
     yield data_dir

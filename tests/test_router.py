@@ -313,7 +313,9 @@ async def test_mcp_tool_descriptions_feed_the_router() -> None:
 def test_router_is_auto_by_default_and_off_leaves_the_orchestrator_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("TROUPE_ROUTER")
+    # The library's own default, which tests/conftest.py turns off for the other tests.
+    monkeypatch.setattr("troupe.config.DEFAULT_ROUTER_MODE", "auto")
+    monkeypatch.setenv("TROUPE_ROUTER", "off")  # a Config does not read it
     assert isinstance(auto := build_agent_tree(Config(model="offline")), TroupeAgent)
     assert auto.troupe_router is not None
     off = build_agent_tree(Config(model="offline", router="off"))

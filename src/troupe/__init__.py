@@ -8,12 +8,13 @@ built-in tools until something needs them.
 from __future__ import annotations
 
 import importlib
-import os as _os
 from typing import TYPE_CHECKING, Any
+
+from .environment import quiet_litellm
 
 # LiteLLM fetches a price list from the internet when imported unless told to
 # use the copy it bundles; troupe needs no network beyond the model's own API.
-_os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+quiet_litellm()
 
 if TYPE_CHECKING:
     from .builtins import Workspace, builtin_tools

@@ -8,7 +8,6 @@ remote agents and MCP servers.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,26 +19,19 @@ from pydantic import ConfigDict, Field, SkipValidation, ValidationError, field_v
 from .errors import ConfigError
 from .mcp.entries import McpServer
 from .models.resolve import ModelLike
-from .options import ROUTER_MODES, TeamOptions, describe_errors
+from .options import TeamOptions, describe_errors
 from .tools import Tool
 from .topology import Topology
 
 ToolAdapter = Callable[[Tool], BaseTool]
-ROUTER_ENV = "TROUPE_ROUTER"
+DEFAULT_ROUTER_MODE = "auto"
+"""The router mode of a Config that names none (``TROUPE_ROUTER`` is read by
+:func:`troupe.load_settings`, never by a Config)."""
 
 
 def router_mode(config: Config) -> str:
-    """The router mode in force for ``config``: its own, else ``TROUPE_ROUTER``, else auto.
-
-    Raises:
-        ConfigError: when ``TROUPE_ROUTER`` holds another value.
-    """
-    if config.router is not None:
-        return config.router
-    value = os.environ.get(ROUTER_ENV, "").strip().lower() or "auto"
-    if value not in ROUTER_MODES:
-        raise ConfigError(f"{ROUTER_ENV}={value!r} is not a router mode; use auto or off.")
-    return value
+    """The router mode in force for ``config``: its own, else :data:`DEFAULT_ROUTER_MODE`."""
+    return config.router if config.router is not None else DEFAULT_ROUTER_MODE
 
 
 class Config(TeamOptions):
@@ -57,7 +49,7 @@ class Config(TeamOptions):
     model: SkipValidation[ModelLike | None] = Field(
         default=None,
         description="A model name (offline, gemini-2.5-flash, openai/gpt-4o-mini) or an ADK "
-        "BaseLlm; None picks the default: offline unless a key is configured.",
+        "BaseLlm; None is offline (troupe.load_settings picks Gemini when a Google key is set).",
     )
     fallback_model: SkipValidation[ModelLike | None] = Field(
         default=None, description="Model used when the primary still fails after its retries."

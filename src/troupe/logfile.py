@@ -83,9 +83,10 @@ def log_stream() -> IO[str]:
     attached first.
     """
     if _handler is None:
+        from .environment import process_environ
         from .paths import default_data_dir
 
-        attach_log_file(default_data_dir())
+        attach_log_file(default_data_dir(process_environ()))
     assert _handler is not None
     _handler.flush()
     return cast("IO[str]", _handler.stream)

@@ -85,8 +85,7 @@ class TeamOptions(BaseModel):
     router: str | None = Field(
         default=None,
         description="auto: the fast-path router sends confident requests to their agent with "
-        "no orchestrator model call; off: the model decides every turn; none reads "
-        "TROUPE_ROUTER, else auto.",
+        "no orchestrator model call; off: the model decides every turn; none is auto.",
     )
     router_threshold: float | None = Field(
         default=None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from pathlib import Path
 
 DATA_DIR_ENV = "TROUPE_DATA_DIR"
@@ -12,17 +12,18 @@ ROUTER_CACHE_DIR = "router-cache"
 """The router's phrase-vector cache folder (in the cache or the data directory)."""
 
 
-def default_data_dir() -> Path:
-    """TROUPE_DATA_DIR, else $XDG_DATA_HOME/troupe, else ~/.local/share/troupe."""
-    if env := os.environ.get(DATA_DIR_ENV):
+def default_data_dir(environ: Mapping[str, str]) -> Path:
+    """TROUPE_DATA_DIR, else $XDG_DATA_HOME/troupe, else ~/.local/share/troupe,
+    as ``environ`` (a snapshot of the environment) says."""
+    if env := environ.get(DATA_DIR_ENV):
         return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    base = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "troupe"
 
 
-def default_cache_dir() -> Path:
+def default_cache_dir(environ: Mapping[str, str]) -> Path:
     """$XDG_CACHE_HOME/troupe, else ~/.cache/troupe: files troupe can always rebuild."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "troupe"
 
 

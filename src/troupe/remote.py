@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import re
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .environment import process_environ
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _a2a_missing() -> ConfigError:
     )
 
 
-def _bearer_factory(entry: RemoteAgentEntry) -> tuple[Any, Any]:
+def _bearer_factory(entry: RemoteAgentEntry, environ: Mapping[str, str]) -> tuple[Any, Any]:
     """An A2A client factory whose HTTP client sends the entry's bearer token,
     and that HTTP client; (None, None) without a token.
 
@@ -91,7 +91,7 @@ def _bearer_factory(entry: RemoteAgentEntry) -> tuple[Any, Any]:
     """
     if entry.auth_token_env is None:
         return None, None
-    token = os.environ.get(entry.auth_token_env)
+    token = environ.get(entry.auth_token_env)
     if not token:
         raise ConfigError(
             f"remote agent {entry.name!r}: environment variable {entry.auth_token_env!r} "
@@ -148,8 +148,13 @@ def _remote_class() -> Any:
     return TroupeRemoteAgent
 
 
-def build_remote_agents(entries: Sequence[RemoteAgentEntry]) -> list[BaseAgent]:
+def build_remote_agents(
+    entries: Sequence[RemoteAgentEntry], environ: Mapping[str, str] | None = None
+) -> list[BaseAgent]:
     """ADK ``RemoteA2aAgent`` sub-agents for ``entries``, in order.
+
+    Tokens (``auth_token_env``) are read from ``environ``, the settings' snapshot
+    of the environment (None: this process's).
 
     Raises:
         ConfigError: a name is used twice, a token variable is unset, or the
@@ -165,9 +170,10 @@ def build_remote_agents(entries: Sequence[RemoteAgentEntry]) -> list[BaseAgent]:
             )
         seen.add(entry.name)
     cls = _remote_class()
+    source = process_environ() if environ is None else environ
     agents = []
     for entry in entries:
-        factory, client = _bearer_factory(entry)
+        factory, client = _bearer_factory(entry, source)
         agents.append(
             cls(
                 name=entry.name,
@@ -217,9 +223,10 @@ async def _check_one(agent: BaseAgent) -> RemoteStatus:
 
     url = str(getattr(agent, "troupe_card_url", ""))
     parts = urlsplit(url)
-    token_env = getattr(agent, "troupe_token_env", None)
-    token = os.environ.get(token_env) if token_env else None
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    # The token the agent was built with, as its own HTTP client sends it.
+    own = getattr(agent, "troupe_http_client", None)
+    bearer = own.headers.get("Authorization") if own is not None else None
+    headers = {"Authorization": bearer} if bearer else {}
     try:
         async with httpx.AsyncClient(timeout=CHECK_TIMEOUT, headers=headers) as client:
             resolver = A2ACardResolver(client, f"{parts.scheme}://{parts.netloc}")

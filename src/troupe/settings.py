@@ -12,6 +12,13 @@ layered onto it in one order, highest first:
 Every command resolves the data directory (and everything else) through
 :func:`load_settings`, so ``troupe secrets``, ``troupe trace`` and
 ``troupe chat`` always agree on where data lives.
+
+This is the one module that reads troupe's settings from the environment:
+:func:`load_settings` takes one snapshot of it (:attr:`Settings.environ`), and
+every value below comes from that snapshot as an argument (the data directory,
+the default model, the vault's key, the Chromium binary, the variables
+``shell.pass_env`` and ``vault.import_env`` name, the tokens of remote agents
+and MCP servers). docs/configuration.md lists every variable troupe reads.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import os
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import (
@@ -34,6 +42,7 @@ from pydantic import (
 
 from .builtins._limits import MEMORY_MB, OPEN_FILES, PROCESSES, CommandLimits
 from .builtins._process import check_pass_env
+from .builtins.browser_session import CHROMIUM_ENV
 from .builtins.env_import import check_import_env
 from .builtins.shell_policy import compile_deny_list
 from .errors import ConfigError
@@ -190,7 +199,7 @@ class Settings(TeamOptions):
         default_factory=Path.cwd, description="Directory the file and shell tools may use."
     )
     data_dir: Path = Field(
-        default_factory=default_data_dir,
+        default_factory=lambda: default_data_dir({}),
         description="Where sessions, stores and traces live (XDG data home /troupe).",
     )
     session_store: str = Field(
@@ -244,6 +253,17 @@ class Settings(TeamOptions):
     )
 
     _data_dir_named: bool = PrivateAttr(default=False)
+    _environ: Mapping[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        """The environment :func:`load_settings` read, once (empty for ``Settings()``)."""
+        return self._environ
+
+    @property
+    def chromium(self) -> str | None:
+        """The Chromium binary ``TROUPE_CHROMIUM`` names, if any."""
+        return self._environ.get(CHROMIUM_ENV) or None
 
     @field_validator("data_dir")
     @classmethod
@@ -262,9 +282,9 @@ class Settings(TeamOptions):
     def router_cache_dir(self) -> Path:
         """The router's phrase-vector cache: inside the data directory when the user
         named one (config, ``--data-dir`` or ``TROUPE_DATA_DIR``), else the XDG cache."""
-        if self._data_dir_named or os.environ.get(DATA_DIR_ENV):
+        if self._data_dir_named or self._environ.get(DATA_DIR_ENV):
             return self.data_dir / ROUTER_CACHE_DIR
-        return default_cache_dir() / ROUTER_CACHE_DIR
+        return default_cache_dir(self._environ) / ROUTER_CACHE_DIR
 
     @property
     def lock_limits(self) -> LockLimits:
@@ -273,6 +293,10 @@ class Settings(TeamOptions):
 
     def model_post_init(self, context: Any, /) -> None:
         self._data_dir_named = "data_dir" in self.model_fields_set
+        if isinstance(context, dict) and isinstance(context.get("environ"), Mapping):
+            self._environ = MappingProxyType(dict(context["environ"]))
+            if not self._data_dir_named:
+                self.data_dir = default_data_dir(self._environ)
         self.workspace = self.workspace.expanduser().resolve()
         self.data_dir = self.data_dir.expanduser()
         if not self.session_store:
@@ -312,6 +336,8 @@ class Settings(TeamOptions):
                 import_env=self.vault.import_env,
                 database=self.state_database,
                 vault_key_file=self.vault.key_file,
+                environ=self._environ,
+                chromium=self.chromium,
             )
             if self.builtin_tools
             else []
@@ -325,9 +351,11 @@ class Settings(TeamOptions):
         return self.config_over(self.builtin_tool_list()).model_copy(
             update={
                 "router_cache_dir": self.router_cache_dir,
-                "remote_agents": build_remote_agents(self.remote_agents),
+                "remote_agents": build_remote_agents(self.remote_agents, self._environ),
                 "mcp_servers": [
-                    entry.to_server(workspace=self.workspace, data_dir=self.data_dir)
+                    entry.to_server(
+                        workspace=self.workspace, data_dir=self.data_dir, environ=self._environ
+                    )
                     for entry in self.mcp_servers
                 ],
             }
@@ -337,12 +365,17 @@ class Settings(TeamOptions):
         """These settings' model, topology and team options over ``tools`` alone:
         no built-in tools, MCP servers or remote agents (``troupe eval`` scores this)."""
         from .config import Config
+        from .models.keys import configured_key
+        from .models.resolve import default_model_name
 
         shared = self.model_dump(include=set(TeamOptions.model_fields))
+        # The key api_key_env names is read here, from the snapshot: the Config holds it.
+        shared["api_key"] = configured_key(self.api_key, self.api_key_env, self._environ)
+        shared["api_key_env"] = None
         return Config(
             **shared,
             tools=tools,
-            model=self.model,
+            model=self.model or default_model_name(self._environ),
             fallback_model=self.fallback_model,
             topology=self.topology,
         )
@@ -365,7 +398,7 @@ def load_settings(
     Raises:
         ConfigError: naming each bad value and the layer it came from.
     """
-    env = os.environ if environ is None else environ
+    env = MappingProxyType(dict(os.environ if environ is None else environ))
     path = config_path or env.get(CONFIG_ENV)
     layers: list[tuple[str, dict[str, Any]]] = []
     if path:
@@ -394,7 +427,7 @@ def load_settings(
             merged[key] = value
             source[name] = where
     try:
-        settings = Settings.model_validate(merged)
+        settings = Settings.model_validate(merged, context={"environ": env})
     except ValidationError as exc:
         problems = [
             f"field {name!r}: {said} (from {source.get(_field_name(name.split('.')[0]))})"

@@ -61,12 +61,6 @@ def trusted_by_flag(environ: Mapping[str, str]) -> bool:
     return environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def trust_from_the_command_line(flag: bool) -> None:
-    """``--trust-workspace-config`` given: trust it for this process (and what it loads)."""
-    if flag:
-        os.environ[TRUST_ENV] = "1"
-
-
 def lies_inside(file: Path, roots: Iterable[Path]) -> Path | None:
     """The first of ``roots`` that holds ``file``, else None.
 

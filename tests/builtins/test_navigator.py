@@ -383,13 +383,11 @@ async def test_the_orchestrator_sends_a_page_request_to_the_navigator(
     )
 
 
-def test_without_chromium_the_navigator_tools_are_not_registered(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv(CHROMIUM_ENV, str(tmp_path / "no-such-chromium"))
+def test_without_chromium_the_navigator_tools_are_not_registered(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-chromium")  # TROUPE_CHROMIUM, as the settings read it
 
-    names = [t.name for t in builtin_tools(workspace=tmp_path)]
-    reason = browser_unavailable_reason()
+    names = [t.name for t in builtin_tools(workspace=tmp_path, chromium=missing)]
+    reason = browser_unavailable_reason(missing)
 
     assert not [n for n in names if n.startswith("browser_")]
     assert reason is not None

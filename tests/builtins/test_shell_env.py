@@ -26,28 +26,21 @@ PLAINTEXT = "sk-live-0123456789abcdef"
         "TOKENIZERS_PARALLELISM",
     ],
 )
-def test_a_command_environment_starts_from_scratch(
-    monkeypatch: pytest.MonkeyPatch, name: str
-) -> None:
-    monkeypatch.setenv(name, PLAINTEXT)
+def test_a_command_environment_starts_from_scratch(name: str) -> None:
+    troupes_own = {name: PLAINTEXT, "LANG": "C.UTF-8"}
 
-    assert name not in command_env()
+    assert name not in command_env(parent=troupes_own)
 
 
-def test_a_command_environment_has_path_home_and_lang_of_its_own(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("HOME", "/root")
-
-    env = command_env()
+def test_a_command_environment_has_path_home_and_lang_of_its_own() -> None:
+    env = command_env(parent={"HOME": "/root", "PATH": "/root/bin", "LANG": "en_GB.UTF-8"})
 
     assert set(env) == {"PATH", "HOME", "LANG"} and env["HOME"] == "/tmp"
+    assert "/root" not in env["PATH"] and env["LANG"] == "en_GB.UTF-8"
 
 
-def test_pass_env_lets_a_named_variable_through(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GITHUB_TOKEN", PLAINTEXT)
-
-    env = command_env(pass_env={"GITHUB_TOKEN"})
+def test_pass_env_lets_a_named_variable_through() -> None:
+    env = command_env(pass_env={"GITHUB_TOKEN"}, parent={"GITHUB_TOKEN": PLAINTEXT})
 
     assert env["GITHUB_TOKEN"] == PLAINTEXT
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..environment import process_environ
 from ..errors import ConfigError
 from ..sandbox.private import protected_paths
 from ..stores.knowledge import KnowledgeStore
@@ -37,6 +38,8 @@ def builtin_tools(
     import_env: Sequence[str] = (),
     database: Postgres | None = None,
     vault_key_file: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    chromium: str | None = None,
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
@@ -55,15 +58,24 @@ def builtin_tools(
     the stores live there instead, shared by every process using it; the
     vault's key then comes from TROUPE_SECRET_KEY or ``vault_key_file``, and
     neither being set is a :class:`ConfigError` here, before any turn runs.
+
+    ``environ`` is troupe's environment as :func:`troupe.load_settings` read it
+    (``settings.environ``): the values of ``pass_env`` and ``import_env``,
+    TROUPE_SECRET_KEY and troupe's own keys masked in output. None looks those
+    up in this process's environment when they are needed. ``chromium`` is the
+    browser binary (``TROUPE_CHROMIUM`` for the CLI); None looks in the usual
+    places and on PATH. Which tools you get never depends on the environment.
     """
     data = resolve_data_dir(data_dir)
     root = Workspace(workspace).root
     ws = Workspace(root, private=protected_paths(data, root))
     key_file = None if vault_key_file is None else Path(vault_key_file).expanduser()
-    if database is not None and not shared_key_configured(key_file):
+    if database is not None and not shared_key_configured(
+        key_file, process_environ() if environ is None else environ
+    ):
         raise ConfigError(shared_key_missing())
     knowledge = KnowledgeStore(database or data / "knowledge.db")
-    secrets = SecretStore(data, database=database, key_file=key_file)
+    secrets = SecretStore(data, database=database, key_file=key_file, environ=environ)
     tools = [
         *operator_tools(
             ws,
@@ -74,14 +86,17 @@ def builtin_tools(
             skills=knowledge,
             secrets=secrets,
             network=shell_network,
+            environ=environ,
         ),
-        *vault_tools(ws, secrets, import_env),
+        *vault_tools(ws, secrets, import_env, environ),
         *librarian_tools(knowledge),
         *chronicler_tools(MemoryStore(database or data / "memory.db")),
     ]
     # Without Playwright or Chromium the navigator is left out; `troupe tree` says why.
-    if browser_unavailable_reason() is None:
-        tools += navigator_tools(ws, secret_lookup=secrets.get, allow_hosts=browser_allow_hosts)
+    if browser_unavailable_reason(chromium) is None:
+        tools += navigator_tools(
+            ws, secret_lookup=secrets.get, allow_hosts=browser_allow_hosts, chromium=chromium
+        )
     return tools
 
 

@@ -63,9 +63,9 @@ class BrowserUnavailableError(TroupeError):
     """No browser can be started: Playwright or Chromium is missing."""
 
 
-def find_chromium() -> str | None:
-    """The Chromium binary to drive: ``TROUPE_CHROMIUM``, else a known path, else PATH."""
-    configured = os.environ.get(CHROMIUM_ENV)
+def find_chromium(configured: str | None = None) -> str | None:
+    """The Chromium binary to drive: ``configured`` (``TROUPE_CHROMIUM`` as the
+    settings read it), else a known path, else PATH."""
     if configured:
         return configured if _is_executable(configured) else None
     for candidate in CHROMIUM_CANDIDATES:
@@ -78,17 +78,19 @@ def _is_executable(path: str) -> bool:
     return Path(path).is_file() and os.access(path, os.X_OK)
 
 
-def browser_unavailable_reason() -> str | None:
-    """Why the navigator's browser tools cannot run here, or None when they can."""
+def browser_unavailable_reason(configured: str | None = None) -> str | None:
+    """Why the navigator's browser tools cannot run here, or None when they can.
+
+    ``configured`` is the Chromium binary the settings name (``TROUPE_CHROMIUM``).
+    """
     if importlib.util.find_spec("playwright") is None:
         return f"the Playwright package is not installed; install it with {INSTALL_HINT}"
-    configured = os.environ.get(CHROMIUM_ENV)
     if configured and not _is_executable(configured):
         return (
             f"{CHROMIUM_ENV}={configured!r} is not an executable file; point it at the "
             "Chromium binary or unset it"
         )
-    if find_chromium() is None:
+    if find_chromium(configured) is None:
         return (
             "no Chromium binary was found (looked for "
             + ", ".join(CHROMIUM_CANDIDATES)
@@ -276,13 +278,13 @@ class BrowserSession:
                 await asyncio.sleep(max(oldest + self.idle_s - loop.time(), 0.05))
 
     async def _start(self) -> None:
-        reason = browser_unavailable_reason()
+        reason = browser_unavailable_reason(self.executable)
         if reason is not None:
             raise BrowserUnavailableError(f"The browser is unavailable: {reason}.")
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import async_playwright
 
-        executable = self.executable or find_chromium()
+        executable = find_chromium(self.executable)
         # Every connection goes through troupe's proxy, which resolves each name
         # once and connects to the address it checked (no DNS rebinding).
         self._proxy = EgressProxy(lambda: self.egress)

@@ -132,9 +132,12 @@ class NavigatorTools(Toolset):
         max_text_chars: int = MAX_TEXT_CHARS,
         max_links: int = MAX_LINKS,
         allow_hosts: Sequence[str] | None = None,
+        chromium: str | None = None,
     ) -> None:
         self.workspace = workspace
         self.session = browser if browser is not None else shared_browser()
+        if chromium is not None:
+            self.session.executable = chromium
         if allow_hosts is not None:
             self.session.egress = EgressPolicy.allowing(allow_hosts)
         self.secret_lookup = secret_lookup

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..environment import process_environ
 from ..sandbox import Jail, command_env, unconfined_effect
 from ..stores.vault import SECRET_REF
 from ._args import BadArgument, guarded, name_arg, text_arg
@@ -46,7 +47,8 @@ class OperatorTools(Toolset):
     Commands run in ``jail`` (default: a bubblewrap jail on the workspace that
     hides ``private_dirs``; ``network`` lets approved commands reach the
     network) with an environment built from scratch: PATH, HOME, LANG and the
-    variables ``pass_env`` names from troupe's own environment.
+    variables ``pass_env`` names from troupe's own environment, ``environ``
+    (the settings' snapshot of it; None: this process's, when a command starts).
     ``skills`` is the store skill_run reads (no skill_run without it);
     ``secrets`` substitutes ``{{secret:NAME}}`` in exec_shell's ``env`` and masks
     secret values in output; the file tools refuse paths in ``private_dirs``
@@ -77,7 +79,9 @@ class OperatorTools(Toolset):
         network: bool = False,
         jail: Jail | None = None,
         limits: CommandLimits = DEFAULT_LIMITS,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        self.environ = environ
         self.deny_list = compile_deny_list(
             DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands
         )
@@ -92,6 +96,10 @@ class OperatorTools(Toolset):
         self.secrets = secrets
         self.jail = jail or Jail(workspace.root, hidden=workspace.private, network=network)
         self.jail.status  # noqa: B018 - probe now, so an inactive sandbox is reported at start
+
+    def parent_env(self) -> Mapping[str, str]:
+        """troupe's environment, which ``pass_env`` and LANG are taken from."""
+        return process_environ() if self.environ is None else self.environ
 
     def mask(self, text: str) -> str:
         return self.secrets.mask(text) if self.secrets is not None else text
@@ -210,7 +218,7 @@ class OperatorTools(Toolset):
         result = await run_process(
             argv=self.jailed(["/bin/sh", "-c", command], writable=writer),
             cwd=self.workspace.root,
-            env=command_env(self.secret_env(env), self.passed),
+            env=command_env(self.secret_env(env), self.passed, self.parent_env()),
             timeout_s=self.timeout_s,
             max_output_chars=self.max_output_chars,
             mask=self.mask,
@@ -291,7 +299,7 @@ class OperatorTools(Toolset):
         result = await run_process(
             argv=self.jailed(["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True),
             cwd=self.workspace.root,
-            env=command_env(extra, self.passed),
+            env=command_env(extra, self.passed, self.parent_env()),
             timeout_s=self.timeout_s,
             max_output_chars=self.max_output_chars,
             mask=self.mask,

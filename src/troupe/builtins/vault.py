@@ -5,15 +5,15 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import os
 import secrets as _random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ..environment import process_environ
 from ..stores.vault import SECRET_NAME, SECRET_REF, SecretStore, reference
 from ..stores.vault_key import VaultError, derive_key, parse_key
 from ._args import BadArgument, guarded, name_arg, optional_text, text_arg
@@ -46,14 +46,21 @@ class VaultTools(Toolset):
     )
 
     def __init__(
-        self, workspace: Workspace, secrets: SecretStore, import_env: Sequence[str] = ()
+        self,
+        workspace: Workspace,
+        secrets: SecretStore,
+        import_env: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         """``import_env`` names the variables of troupe's environment that
         ``secrets_set(from_env=...)`` may read (none by default; see
-        :mod:`troupe.builtins.env_import`)."""
+        :mod:`troupe.builtins.env_import`). Their values come from ``environ``
+        (the settings' snapshot of the environment; None: this process's when
+        secrets_set runs)."""
         self.workspace = workspace
         self.secrets = secrets
         self.import_env = frozenset(check_import_env(import_env))
+        self.environ = environ
 
     def _data(self, text: Any, path: Any) -> tuple[bytes, str, str | None]:
         """The bytes to work on, how to describe them, and a note when both were given."""
@@ -305,12 +312,13 @@ class VaultTools(Toolset):
         if from_env not in (None, ""):
             var = text_arg("from_env", from_env, example="GITHUB_TOKEN", max_chars=200)
             self._importable(var)
-            if var not in os.environ:
+            source = process_environ() if self.environ is None else self.environ
+            if var not in source:
                 raise BadArgument(
                     f"the environment variable {var!r} is not set in troupe's process",
                     "the name of a variable set before troupe started",
                 )
-            return os.environ[var], None
+            return source[var], None
         target = self.workspace.resolve(text_arg("from_file", from_file, example=".token"))
         if not target.is_file():
             raise BadArgument(f"{from_file!r} is not a file", "a file in the workspace")

@@ -10,7 +10,6 @@ import typer
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich, visible
-from ..workspace_config import trust_from_the_command_line
 from . import bench, secrets, serve, sessions, trace
 from .common import console, fail, quiet_logs, working
 from .eval import register as register_eval
@@ -68,7 +67,6 @@ def tree(
     from ..tree import build_agent_tree
 
     quiet_logs(False)
-    trust_from_the_command_line(trust_workspace_config)
     try:
         settings = load_settings(
             config_path=config,
@@ -76,6 +74,7 @@ def tree(
             workspace=workspace,
             topology=topology,
             multi_agent=False if single_agent else None,
+            trust_workspace_config=trust_workspace_config or None,
         )
         root = build_agent_tree(settings.config)
         unmatched = (
@@ -104,7 +103,7 @@ def tree(
     console.print(
         f"[{'green' if jail.active else 'bold red'}]{for_rich(jail.describe())}[/]", soft_wrap=True
     )
-    if (no_browser := browser_unavailable_reason()) is not None:
+    if (no_browser := browser_unavailable_reason(settings.chromium)) is not None:
         console.print(
             f"[yellow]navigator tools not registered:[/] {for_rich(no_browser)}", soft_wrap=True
         )
@@ -150,10 +149,13 @@ def routing(
     from ..tree import build_agent_tree
 
     quiet_logs(False)
-    trust_from_the_command_line(trust_workspace_config)
     try:
         settings = load_settings(
-            config_path=config, model=model, workspace=workspace, topology=topology
+            config_path=config,
+            model=model,
+            workspace=workspace,
+            topology=topology,
+            trust_workspace_config=trust_workspace_config or None,
         )
         root = build_agent_tree(settings.config)
     except TroupeError as exc:
@@ -197,7 +199,6 @@ def chat(
     from .session import ChatSession
 
     quiet_logs(verbose)
-    trust_from_the_command_line(trust_workspace_config)
     try:
         with working("starting troupe: the model client and the agent tree"):
             chat_session = ChatSession.open(
@@ -214,6 +215,7 @@ def chat(
                 approve=approve,
                 api_base=api_base,
                 router=router,
+                trust_workspace_config=trust_workspace_config or None,
             )
     except TroupeError as exc:
         raise fail(exc) from None
@@ -231,11 +233,20 @@ def demo(
     model: ModelOpt = None,
 ) -> None:
     """Run a short scripted session in a scratch workspace (offline by default)."""
+    from ..settings import load_settings
     from .demo import run_demo
 
     quiet_logs(False)
     try:
-        ok = asyncio.run(run_demo(console, model=model or "offline"))
+        settings = load_settings()
+        ok = asyncio.run(
+            run_demo(
+                console,
+                model=model or "offline",
+                chromium=settings.chromium,
+                environ=settings.environ,
+            )
+        )
     except TroupeError as exc:
         raise fail(exc) from None
     raise typer.Exit(code=0 if ok else 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -39,7 +39,13 @@ DEMO_PAGE = """<!doctype html>
 """
 
 
-async def run_demo(console: Console, *, model: str) -> bool:
+async def run_demo(
+    console: Console,
+    *,
+    model: str,
+    chromium: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> bool:
     """Run DEMO_MESSAGES through the full tree; True when every turn answered.
 
     When the navigator has its browser, a last turn reads a page served on
@@ -57,7 +63,11 @@ async def run_demo(console: Console, *, model: str) -> bool:
         # The demo's own page is served on 127.0.0.1, which the navigator refuses
         # unless it is allowed, as here.
         tools = builtin_tools(
-            workspace=workspace, data_dir=data_dir, browser_allow_hosts=["127.0.0.1"]
+            workspace=workspace,
+            data_dir=data_dir,
+            browser_allow_hosts=["127.0.0.1"],
+            environ=environ,
+            chromium=chromium,
         )
         root = build_agent_tree(Config(tools=tools, model=model))
         assistant = Assistant(root)
@@ -66,7 +76,7 @@ async def run_demo(console: Console, *, model: str) -> bool:
             f"[bold]troupe demo[/] · model {for_rich(model_label(getattr(root, 'model', '')))}"
         )
         console.print(f"[dim]agents: {for_rich(', '.join(agents))}[/]")
-        if (reason := browser_unavailable_reason()) is not None:
+        if (reason := browser_unavailable_reason(chromium)) is not None:
             console.print(f"[dim]navigator left out: {for_rich(reason)}[/]")
         try:
             with _serve(site) as url:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -86,7 +85,7 @@ def eval_command(
     quiet_logs(verbose)
     try:
         with _quiet_troupe_logs(verbose):
-            report = _run(
+            report, columns_given = _run(
                 model=model,
                 api_base=api_base,
                 config=config,
@@ -104,7 +103,7 @@ def eval_command(
     from ..evaluation.table import render_report
 
     width = console.width
-    if not console.is_terminal and not os.environ.get("COLUMNS"):
+    if not console.is_terminal and not columns_given:
         # Piped with no width given: one wide table per report, for logs and grep.
         width = max(width, REPORT_WIDTH)
     console.print(render_report(report, width), width=width)
@@ -124,7 +123,8 @@ def _run(
     router: str | None = None,
     threshold: float | None = None,
     stub_tools: bool = False,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
+    """The report, and whether the environment gives a terminal width (COLUMNS)."""
     from ..config import router_mode
     from ..evaluation.dataset import load_cases, spread
     from ..evaluation.report import build_report
@@ -157,7 +157,7 @@ def _run(
             results = asyncio.run(
                 evaluate_cases(root, cases, concurrency=concurrency, on_result=lambda _: advance())
             )
-    return build_report(
+    report = build_report(
         results,
         model=f"{label}, router {router_mode(settings.config_over(()))}, "
         + ("stub tools" if stub_tools else "built-in tools"),
@@ -165,6 +165,7 @@ def _run(
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,
     )
+    return report, bool(settings.environ.get("COLUMNS"))
 
 
 def _stub_tools() -> list[Any]:

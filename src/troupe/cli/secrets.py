@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -17,6 +16,7 @@ from ..terminal_text import for_rich
 from .options import ConfigOpt, DataDirOpt, ListJsonOpt
 
 if TYPE_CHECKING:
+    from ..settings import Settings
     from ..stores.vault import SecretStore
 
 secrets_app = typer.Typer(
@@ -29,11 +29,18 @@ console = Console(highlight=False)
 
 def _vault(config: Path | None, data_dir: Path | None) -> SecretStore:
     from ..settings import load_settings
+
+    return _vault_of(load_settings(config_path=config, data_dir=data_dir))
+
+
+def _vault_of(settings: Settings) -> SecretStore:
     from ..stores.vault import SecretStore
 
-    settings = load_settings(config_path=config, data_dir=data_dir)
     return SecretStore(
-        settings.data_dir, database=settings.state_database, key_file=settings.vault.key_file
+        settings.data_dir,
+        database=settings.state_database,
+        key_file=settings.vault.key_file,
+        environ=settings.environ,
     )
 
 
@@ -52,6 +59,7 @@ def set_secret(
     config: ConfigOpt = None,
 ) -> None:
     """Store a secret; the value is asked for without echo (or read from --from-env)."""
+    from ..settings import load_settings
     from ..stores.vault import SECRET_NAME
 
     if not SECRET_NAME.match(name):
@@ -59,8 +67,12 @@ def set_secret(
             f"secret name {name!r} is not allowed; use 1-64 letters, digits, '_', '-' or '.', "
             "starting with a letter or '_' (e.g. GITHUB_TOKEN)"
         )
+    try:
+        settings = load_settings(config_path=config, data_dir=data_dir)
+    except TroupeError as exc:
+        raise _fail(str(exc)) from None
     if from_env is not None:
-        value = os.environ.get(from_env)
+        value = settings.environ.get(from_env)
         if value is None:
             raise _fail(f"environment variable {from_env!r} is not set; export it first")
     elif sys.stdin.isatty():
@@ -70,7 +82,7 @@ def set_secret(
     if not value:
         raise _fail("the value is empty; nothing was stored")
     try:
-        replaced = _vault(config, data_dir).set(name, value)
+        replaced = _vault_of(settings).set(name, value)
     except TroupeError as exc:
         raise _fail(str(exc)) from None
     verb = "replaced" if replaced else "stored"

@@ -1,7 +1,6 @@
 """``troupe serve``: ADK's API server, web UI and A2A endpoint over troupe's tree."""
 
 import contextlib
-import os
 import socket
 from pathlib import Path
 from typing import Annotated
@@ -9,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..workspace_config import trust_from_the_command_line
+from ..environment import quiet_adk_a2a
 from .common import console, fail, quiet_logs
 from .options import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, TrustOpt, WorkspaceOpt
 
@@ -64,7 +63,6 @@ def register(app: typer.Typer) -> None:
         trust_workspace_config: TrustOpt = False,
     ) -> None:
         """Serve the team over HTTP: ADK's REST API, /healthz and /readyz, optional A2A."""
-        trust_from_the_command_line(trust_workspace_config)
         run_server(
             host=host,
             port=port,
@@ -80,6 +78,7 @@ def register(app: typer.Typer) -> None:
             topology=topology,
             data_dir=data_dir,
             verbose=verbose,
+            trust_workspace_config=trust_workspace_config or None,
         )
 
 
@@ -99,9 +98,10 @@ def run_server(
     topology: str | None,
     data_dir: Path | None,
     verbose: bool,
+    trust_workspace_config: bool | None = None,
 ) -> None:
     """Build the app from the settings and run it with uvicorn until interrupted."""
-    os.environ.setdefault("ADK_SUPPRESS_A2A_EXPERIMENTAL_FEATURE_WARNINGS", "1")
+    quiet_adk_a2a()
     import uvicorn
 
     from ..errors import ConfigError, TroupeError
@@ -121,6 +121,7 @@ def run_server(
             data_dir=data_dir,
             session_store=session_store,
             max_request_bytes=max_request_bytes,
+            trust_workspace_config=trust_workspace_config,
         )
         options = ServeOptions(
             host=host, port=port, web=web, a2a=a2a, agent=agent, public_url=public_url

@@ -66,6 +66,7 @@ class ChatSession:
         approve: str | None = None,
         api_base: str | None = None,
         router: str | None = None,
+        trust_workspace_config: bool | None = None,
     ) -> ChatSession:
         policy = (
             parse_policy(approve)
@@ -81,6 +82,7 @@ class ChatSession:
             multi_agent=False if single_agent else None,
             api_base=api_base,
             router=router,
+            trust_workspace_config=trust_workspace_config,
         )
         traces = settings.trace_store()
         traces.open()  # a data directory that cannot hold it fails before the turn runs

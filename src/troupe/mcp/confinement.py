@@ -62,7 +62,9 @@ class McpConfinement:
         from ..sandbox.private import protected_paths
 
         root = Workspace(self.server.workspace).root
-        data = Path(self.server.data_dir or default_data_dir()).expanduser()
+        data = Path(
+            self.server.data_dir or default_data_dir(self.server.environment())
+        ).expanduser()
         return Workspace(root, private=protected_paths(data, root))
 
     @property
@@ -88,7 +90,7 @@ class McpConfinement:
             # Its installation and the package caches take writes into a
             # throwaway layer: a server that writes into its own folder (a
             # helper installed on first use) works, and nothing it writes lasts.
-            scratch=(*install_roots(command, args, env), *package_caches()),
+            scratch=(*install_roots(command, args, env or {}), *package_caches()),
         )
         wrapped = jail.wrap([command, *args], writable=True)
         return wrapped[0], wrapped[1:]

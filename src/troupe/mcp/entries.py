@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..environment import process_environ
 from ..errors import ConfigError
 
 DEFAULT_TIMEOUT = 30.0
@@ -68,10 +69,18 @@ class McpServer:
     that whatever the timeout; a tree's toolsets closed with a timeout below
     3 s may leave such a server to stop after the close returns."""
 
+    environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """The environment ``${VAR}`` is read from and the default data directory comes
+    from: ``troupe.yaml`` passes the settings' snapshot; None is this process's own."""
+
     def __post_init__(self) -> None:
         problem = _structure_problem(self)
         if problem:
             raise ConfigError(f"mcp_servers entry {self.name!r}: {problem}.")
+
+    def environment(self) -> Mapping[str, str]:
+        """:attr:`environ`, else a snapshot of this process's environment."""
+        return self.environ if self.environ is not None else process_environ()
 
     @property
     def transport(self) -> str:
@@ -140,11 +149,16 @@ class McpServerEntry(BaseModel):
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, description="Seconds per start/call.")
 
     def to_server(
-        self, *, workspace: str | Path | None = None, data_dir: str | Path | None = None
+        self,
+        *,
+        workspace: str | Path | None = None,
+        data_dir: str | Path | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> McpServer:
         """The :class:`McpServer` this entry describes (raises ConfigError when invalid).
 
-        ``workspace`` and ``data_dir`` are the team's, which confine the server.
+        ``workspace`` and ``data_dir`` are the team's, which confine the server;
+        ``environ`` is the settings' snapshot of the environment ``${VAR}`` reads.
         """
         return McpServer(
             name=self.name,
@@ -161,4 +175,5 @@ class McpServerEntry(BaseModel):
             workspace=workspace,
             data_dir=data_dir,
             timeout=self.timeout,
+            environ=environ,
         )

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigError
@@ -109,15 +108,15 @@ def _failure(name: str, result: Any) -> Any:
     return {"error": f"MCP tool {name} failed: {said}"}
 
 
-def _expand(value: str, server: McpServer) -> str:
+def _expand(value: str, server: McpServer, environ: Mapping[str, str]) -> str:
     def replace(match: re.Match[str]) -> str:
         var = match.group(1)
-        if var not in os.environ:
+        if var not in environ:
             raise ConfigError(
                 f"mcp_servers entry {server.name!r}: environment variable {var!r} is not "
                 "set; export it before starting troupe."
             )
-        return os.environ[var]
+        return environ[var]
 
     return _ENV_REF.sub(replace, value)
 
@@ -131,7 +130,8 @@ def _connection_params(server: McpServer, confinement: McpConfinement) -> Any:
     from mcp.client.stdio import get_default_environment
 
     if server.command:
-        env = {k: _expand(v, server) for k, v in server.env.items()}
+        environ = server.environment()
+        env = {k: _expand(v, server, environ) for k, v in server.env.items()}
         command, args = confinement.command_line({**get_default_environment(), **env})
         return StdioConnectionParams(
             server_params=StdioServerParameters(
@@ -142,7 +142,8 @@ def _connection_params(server: McpServer, confinement: McpConfinement) -> Any:
             ),
             timeout=server.timeout,
         )
-    headers = {k: _expand(v, server) for k, v in server.headers.items()}
+    environ = server.environment()
+    headers = {k: _expand(v, server, environ) for k, v in server.headers.items()}
     return StreamableHTTPConnectionParams(
         url=server.url or "", headers=headers or None, timeout=server.timeout
     )

@@ -9,16 +9,20 @@ so nobody has to export a fake ``OPENAI_API_KEY``.
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 
+from ..environment import process_environ
 from ..errors import ConfigError
 
 KEYLESS = "no-key-needed"
 """The key sent to an ``api_base`` server when none is configured or in the environment."""
 
 
-def configured_key(api_key: str | None, api_key_env: str | None) -> str | None:
-    """The key the config gives: ``api_key`` itself, or the value of ``api_key_env``.
+def configured_key(
+    api_key: str | None, api_key_env: str | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """The key the config gives: ``api_key`` itself, or the value of ``api_key_env``
+    in ``environ`` (the settings' snapshot; None: this process's environment).
 
     Raises:
         ConfigError: both are set, or the variable ``api_key_env`` names is unset.
@@ -29,7 +33,8 @@ def configured_key(api_key: str | None, api_key_env: str | None) -> str | None:
             "(api_key_env keeps the key out of the file)."
         )
     if api_key_env:
-        value = os.environ.get(api_key_env, "").strip()
+        source = process_environ() if environ is None else environ
+        value = source.get(api_key_env, "").strip()
         if not value:
             raise ConfigError(
                 f"api_key_env names {api_key_env!r}, which is not set; export the "

@@ -9,13 +9,13 @@ rule-based stand-in.
 from __future__ import annotations
 
 import logging
-import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from google.adk.models.base_llm import BaseLlm
 
+from ..environment import quiet_litellm
 from ..errors import ConfigError
 from .keys import keyless_placeholder
 from .known import did_you_mean
@@ -64,7 +64,7 @@ def _adk_registry(name: str, api_base: str | None, api_key: str | None) -> Model
 def _litellm(name: str, api_base: str | None, api_key: str | None) -> ModelLike:
     # Without this LiteLLM downloads its model price list on import, a network
     # call (and a delay when offline) that resolving a name should not make.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    quiet_litellm()
     try:
         import litellm
         from google.adk.models.lite_llm import LiteLlm
@@ -115,11 +115,15 @@ def accepted_models() -> str:
     return "; ".join(f"{p.example} ({p.label})" for p in PROVIDERS)
 
 
-def default_model_name() -> str:
-    """TROUPE_MODEL if set, Gemini when a Google key is present, else offline."""
-    if name := os.environ.get("TROUPE_MODEL"):
-        return name
-    if os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"):
+GOOGLE_KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+"""The variables that make Gemini the default model of :func:`troupe.load_settings`."""
+
+
+def default_model_name(environ: Mapping[str, str] | None = None) -> str:
+    """The model when none is named: Gemini when ``environ`` (the settings' snapshot
+    of the environment) holds a Google key, else offline. A :class:`troupe.Config`
+    passes no environment, so its default is offline wherever it runs."""
+    if environ and any(environ.get(name) for name in GOOGLE_KEY_ENVS):
         return DEFAULT_GEMINI
     return OFFLINE_MODEL_NAME
 

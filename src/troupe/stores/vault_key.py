@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
 import secrets as _random
 import stat
+from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
 
@@ -42,15 +42,22 @@ def parse_key(text: str, *, origin: str) -> bytes:
     )
 
 
-def load_master_key(data_dir: Path, *, key_file: Path | None = None, shared: bool = False) -> bytes:
-    """The master key: TROUPE_SECRET_KEY, else ``key_file`` (the ``vault.key_file``
-    setting), else ``secret.key`` in the data directory, created (mode 0600) if missing.
+def load_master_key(
+    data_dir: Path,
+    *,
+    key_file: Path | None = None,
+    shared: bool = False,
+    environ: Mapping[str, str] = {},
+) -> bytes:
+    """The master key: TROUPE_SECRET_KEY (in ``environ``, the snapshot of the
+    environment), else ``key_file`` (the ``vault.key_file`` setting), else
+    ``secret.key`` in the data directory, created (mode 0600) if missing.
 
     A ``shared`` vault (in a database every replica uses) never gets a new key:
     one made by one replica would lock the others out, so it needs the variable
     or the setting, and a :class:`ConfigError` naming both says so.
     """
-    if env := os.environ.get(KEY_ENV):
+    if env := environ.get(KEY_ENV):
         return parse_key(env, origin=f"the {KEY_ENV} environment variable")
     if key_file is not None:
         if not key_file.exists():
@@ -84,9 +91,9 @@ def shared_key_missing() -> str:
     )
 
 
-def shared_key_configured(key_file: Path | None) -> bool:
+def shared_key_configured(key_file: Path | None, environ: Mapping[str, str]) -> bool:
     """True when a shared vault has a key source: the variable or ``vault.key_file``."""
-    return bool(os.environ.get(KEY_ENV)) or key_file is not None
+    return bool(environ.get(KEY_ENV)) or key_file is not None
 
 
 def _read_key_file(path: Path) -> bytes:
