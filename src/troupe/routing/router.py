@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -225,6 +226,13 @@ def _tokens(text: str) -> list[str]:
     return [t for t in _WORD.findall(text.lower().replace("_", " ")) if t]
 
 
+@lru_cache(maxsize=8192)
+def _keyword_tokens(keyword: str) -> tuple[str, ...]:
+    """A keyword's words, worked out once: every request checks every keyword."""
+    return tuple(_tokens(keyword))
+
+
+@lru_cache(maxsize=65536)
 def _fuzzy_equal(token: str, word: str) -> bool:
     if token == word or (len(word) >= 6 and token.startswith(word)):
         return True  # a long word also as the stem of a longer one: "document(ation)"
@@ -245,7 +253,7 @@ def _fuzzy_equal(token: str, word: str) -> bool:
 
 
 def _keyword_found(tokens: Sequence[str], keyword: str) -> bool:
-    parts = _tokens(keyword)
+    parts = _keyword_tokens(keyword)
     if not parts:
         return False
     if len(parts) == 1:
@@ -263,7 +271,7 @@ def lexical_score(text: str, keywords: Sequence[str]) -> float:
     A multi-word keyword counts twice; three single-word hits saturate.
     """
     tokens = _tokens(text)
-    hits = sum(len(_tokens(k)) for k in keywords if _keyword_found(tokens, k))
+    hits = sum(len(_keyword_tokens(k)) for k in keywords if _keyword_found(tokens, k))
     return min(1.0, hits / 3)
 
 
