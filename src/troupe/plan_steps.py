@@ -98,7 +98,7 @@ class PlanStepTool(AgentTool):
         # counts against the outermost turn, so the limits bound the nesting too.
         state[PARENT_TURN_KEY] = (
             outer_turn
-            if parent_turn(state) is not None
+            if parent_turn(state.to_dict()) is not None
             else {"session": tool_context.session.id, "invocation": tool_context.invocation_id}
         )
         try:
