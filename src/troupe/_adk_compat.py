@@ -128,10 +128,11 @@ def adopt_mcp_tool(tool: McpTool, subclass: type[_Tool]) -> _Tool:
 
 
 def server_with_runner(
-    server_cls: type[_Server], make_runner: Callable[[Any, App, str], Runner]
+    server_cls: type[_Server], make_runner: Callable[[Any, App, str], Runner], *, name: str
 ) -> type[_Server]:
-    """``server_cls`` (ADK's ``ApiServer`` or ``DevServer``) building each app's
-    runner with ``make_runner(server, app, app_name)`` instead of a plain Runner.
+    """``server_cls`` (ADK's ``ApiServer`` or ``DevServer``) as a subclass called
+    ``name`` that builds each app's runner with ``make_runner(server, app,
+    app_name)`` instead of a plain Runner.
 
     Checked against 2.13.0: ``ApiServer.get_runner_async`` assembles the App
     (extra plugins included) and passes it to ``_create_runner``. Public
@@ -143,7 +144,7 @@ def server_with_runner(
         def _create_runner(self, agentic_app: App, app_name: str) -> Runner:
             return make_runner(self, agentic_app, app_name)
 
-    WithRunner.__name__ = WithRunner.__qualname__ = f"Queued{server_cls.__name__}"
+    WithRunner.__name__ = WithRunner.__qualname__ = name
     return WithRunner
 
 

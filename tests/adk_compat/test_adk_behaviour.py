@@ -248,7 +248,7 @@ async def test_the_api_server_builds_each_runner_with_the_given_factory(tmp_path
     )
     from google.adk.evaluation.local_eval_sets_manager import LocalEvalSetsManager
 
-    server_cls = compat.server_with_runner(ApiServer, make)
+    server_cls = compat.server_with_runner(ApiServer, make, name="MarkedApiServer")
     server = server_cls(
         agent_loader=_OneAgent(LlmAgent(name="solo", model=ScriptedModel(replies=[]))),
         session_service=InMemorySessionService(),
@@ -262,7 +262,7 @@ async def test_the_api_server_builds_each_runner_with_the_given_factory(tmp_path
     runner = await server.get_runner_async("solo")
     assert isinstance(runner, _MarkedRunner)
     assert made == [("solo", server)]
-    assert server_cls.__name__ == "QueuedApiServer"
+    assert server_cls.__name__ == "MarkedApiServer"
     await runner.close()
 
 

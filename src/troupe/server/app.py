@@ -266,7 +266,7 @@ def _queued(server_cls: type[Any]) -> type[Any]:
     so ``/run``, ``/run_sse`` and the dev UI queue concurrent turns on a
     session instead of failing them as stale.
     """
-    return server_with_runner(server_cls, _queued_runner)
+    return server_with_runner(server_cls, _queued_runner, name=f"Queued{server_cls.__name__}")
 
 
 def _queued_runner(server: Any, agentic_app: App, app_name: str) -> Runner:
