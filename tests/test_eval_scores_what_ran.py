@@ -4,15 +4,26 @@ no agent can serve counted only when the reply says so without handing it on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from troupe import Assistant, Tool
 from troupe.cli.app import app
 from troupe.errors import ConfigError
-from troupe.evaluation import CANNOT, RoutingCase, load_cases, run_evaluation, says_cannot
+from troupe.evaluation import (
+    CANNOT,
+    RoutingCase,
+    build_eval_tree,
+    evaluate_case,
+    load_cases,
+    run_evaluation,
+    says_cannot,
+)
 from troupe.testing import ScriptedModel, call
 from troupe_bench.stub_tools import stub_tools
 
@@ -86,6 +97,29 @@ async def test_a_compound_request_with_a_step_skipped_does_not_count() -> None:
     )
 
     assert (result.ran, result.correct) == (["operator"], False)
+
+
+async def test_a_request_that_never_ends_is_a_failed_result_not_a_hung_eval() -> None:
+    async def fs_wait(path: str) -> dict[str, Any]:
+        """Read a file (this one never answers)."""
+        await asyncio.Event().wait()
+        return {}
+
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="planner"),
+            call("operator", request="Read config.yaml"),
+            call("fs_wait", path="config.yaml"),
+        ]
+    )
+    root = build_eval_tree(model, tools=[*stub_tools(), Tool.from_function(fs_wait)], router="off")
+
+    result = await evaluate_case(
+        Assistant(root), _compound(("operator", "vault")), "s1", timeout_s=0.5
+    )
+
+    assert result.error is not None and result.error.startswith("TimeoutError")
+    assert not result.correct
 
 
 async def test_an_honest_cannot_counts_for_a_request_no_agent_has_the_tool_for() -> None:

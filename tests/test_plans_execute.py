@@ -106,3 +106,29 @@ def test_troupe_chat_runs_every_step_and_prints_each_outcome(tmp_path: Path) -> 
     assert "1. Read config.yaml (operator)" in flat
     assert "2. encrypt the database password in it (vault)" in flat
     assert "3. store it as a secret (vault)" in flat
+
+
+async def test_a_step_handed_back_to_the_planner_counts_against_the_users_turn() -> None:
+    # The librarian turns its step down and names the planner, which plans again
+    # inside the step: that inner step's calls belong to the user's turn, so the
+    # turn's limits bound the nesting (an offline run once recursed without end).
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="planner"),
+            call("librarian", request="Fetch the release schedule"),
+            "[REJECT] This task requires planner: it has several steps",
+            call("operator", request="list the files"),
+            call("fs_list", path="."),
+            "a.txt",
+            "listed a.txt",
+            "1. listed a.txt (operator)",
+            "Done: 1. listed a.txt",
+        ]
+    )
+    assistant = scripted_assistant(model, router="off")
+
+    await turn_events(assistant, "Fetch the release schedule and save it")
+
+    assert assistant.last_turn is not None
+    ran = [(c.agent, c.tool) for c in assistant.last_turn.trace.tool_calls]
+    assert ("operator", "fs_list") in ran

@@ -11,8 +11,8 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from fakes.scripted import scripted_assistant, turn_events
 from troupe import Assistant, Config, Tool, UnknownAgentError, build_agent_tree
+from troupe._adk_compat import unknown_agent_name
 from troupe.builtins import Workspace, operator_tools
-from troupe.runtime.assistant import unknown_agent_name
 from troupe.runtime.events import steps
 from troupe.testing import (
     ScriptedModel,

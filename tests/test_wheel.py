@@ -99,11 +99,21 @@ def test_troupe_eval_runs_from_the_installed_wheel(installed: Path, tmp_path: Pa
     [["bench", "faults", "--turns", "1"], ["eval", "--model", "offline", "--stub-tools"]],
     ids=["bench", "eval-stub-tools"],
 )
-def test_a_checkout_only_command_from_the_wheel_says_so_in_one_line(
+def test_a_checkout_only_command_from_the_wheel_says_so_in_one_line_and_imports_no_workspace_code(
     installed: Path, tmp_path: Path, command: list[str]
 ) -> None:
+    # A workspace's own bench/ is not troupe's code: it is never imported.
+    planted = tmp_path / "bench" / "troupe_bench"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    for module in ("__init__", "faults", "stub_tools"):
+        (planted / f"{module}.py").write_text(
+            f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8"
+        )
+
     result = _run(installed / "bin" / "troupe", *command, cwd=tmp_path)
 
+    assert not marker.exists()
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

@@ -190,13 +190,13 @@ def score_router(router: Router, cases: Sequence[RoutingCase]) -> dict[str, Any]
     """Accuracy of the router's answer overall and per kind, and its coverage at
     98% precision (threshold chosen on the set)."""
     decisions = router.decide_many([c.text for c in cases])
-    right = [_answer(d) in c.expected for d, c in zip(decisions, cases, strict=True)]
+    right = [_answer(d) in c.routes for d, c in zip(decisions, cases, strict=True)]
     per_kind = {}
     for kind in KINDS:
         marks = [ok for ok, c in zip(right, cases, strict=True) if c.kind == kind]
         per_kind[kind] = round(sum(marks) / len(marks), 4) if marks else None
     chosen = choose(
-        calibrate(router, [(c.text, c.expected) for c in cases]), min_precision=MIN_PRECISION
+        calibrate(router, [(c.text, c.routes) for c in cases]), min_precision=MIN_PRECISION
     )
     return {
         "accuracy": round(sum(right) / len(right), 4),

@@ -21,7 +21,7 @@ from typing import Any
 
 from troupe.builtins import builtin_tools
 from troupe.config import Config
-from troupe.evaluation.dataset import RoutingCase, load_cases
+from troupe.evaluation.dataset import CANNOT, DIRECT, RoutingCase, load_cases
 from troupe.routing.calibration import CalibrationPoint, calibrate, choose, held_out_check
 from troupe.routing.router import DEFAULT_THRESHOLD, Router
 from troupe.tree import TroupeAgent, build_agent_tree
@@ -202,7 +202,10 @@ def per_request_cost(router: Router, texts: Sequence[str]) -> dict[str, Any]:
 
 
 def _labelled(cases: Sequence[RoutingCase]) -> list[tuple[str, Sequence[str]]]:
-    return [(c.text, c.expected) for c in cases]
+    """(text, acceptable decisions): a request no agent can serve is the
+    orchestrator's to answer (with an honest "cannot"), so the router is right
+    to leave it to the orchestrator and wrong to route it."""
+    return [(c.text, c.routes) for c in cases]
 
 
 def signal_comparison(
@@ -210,7 +213,7 @@ def signal_comparison(
 ) -> list[dict[str, Any]]:
     """Per router: top-1 accuracy on requests for a specialist, and coverage and
     precision at its threshold."""
-    specialist = [c for c in cases if c.label != "orchestrator"]
+    specialist = [c for c in cases if c.label not in (DIRECT, CANNOT)]
     rows = []
     for name, router in routers.items():
         top = router.decide_many([c.text for c in specialist])

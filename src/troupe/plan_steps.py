@@ -40,7 +40,7 @@ from google.adk.tools.tool_context import ToolContext
 from typing_extensions import override
 
 from .tool_approval import approved_effect_key
-from .turn_state import PARENT_TURN_KEY
+from .turn_state import PARENT_TURN_KEY, parent_turn
 
 STEP_MARKER = "troupe.plan_step.running"
 """State key: the plan step running now (None between steps), see :func:`step_id`."""
@@ -91,17 +91,21 @@ class PlanStepTool(AgentTool):
             # This step stopped on a request last time, in a call that could not
             # pause again (see below): ask now, before running anything.
             return self._ask(asked, tool_context)
+        outer_step, outer_turn = state.get(STEP_MARKER), state.get(PARENT_TURN_KEY)
         state[STEP_MARKER] = step
-        # The step's model and tool calls count against this turn's limits.
-        state[PARENT_TURN_KEY] = {
-            "session": tool_context.session.id,
-            "invocation": tool_context.invocation_id,
-        }
+        # The step's model and tool calls count against this turn's limits. A step
+        # started inside another step (its agent handed the task to the planner)
+        # counts against the outermost turn, so the limits bound the nesting too.
+        state[PARENT_TURN_KEY] = (
+            outer_turn
+            if parent_turn(state.to_dict()) is not None
+            else {"session": tool_context.session.id, "invocation": tool_context.invocation_id}
+        )
         try:
             result = await super().run_async(args=args, tool_context=tool_context)
         finally:
-            state[STEP_MARKER] = None
-            state[PARENT_TURN_KEY] = None
+            state[STEP_MARKER] = outer_step
+            state[PARENT_TURN_KEY] = outer_turn
         asked = state.get(asked_key(step))
         if not isinstance(asked, dict):
             state[answers_key(step)] = None  # the step is done: its answers are spent

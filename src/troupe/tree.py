@@ -15,10 +15,10 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
-from google.genai import types
 from pydantic import Field, PrivateAttr
 from typing_extensions import override
 
+from ._adk_compat import NamedFunctionTool
 from .config import Config, router_mode
 from .errors import ConfigError, ToolAdapterError, unexpected_failure
 from .guards.turn import Guards, GuardSettings
@@ -107,22 +107,18 @@ class TroupeAgent(LlmAgent):
         return await super().canonical_instruction(ctx)
 
 
-class _NamedFunctionTool(FunctionTool):
-    """A FunctionTool that declares the troupe Tool's name and description."""
+class _TroupeFunctionTool(NamedFunctionTool):
+    """A troupe Tool as an ADK tool: declared under its name and description, asking
+    for approval as its ``dangerous`` and ``effect`` say."""
 
     def __init__(self, tool: Tool) -> None:
-        super().__init__(func=tool.func, require_confirmation=tool.dangerous)
+        super().__init__(
+            tool.func,
+            name=tool.name,
+            description=tool.description,
+            require_confirmation=tool.dangerous,
+        )
         self._effect = tool.effect
-        self.name = tool.name
-        self.description = tool.description
-
-    @override
-    def _get_declaration(self) -> types.FunctionDeclaration | None:
-        decl = super()._get_declaration()
-        if decl is not None:
-            decl.name = self.name
-            decl.description = self.description
-        return decl
 
     # ADK's own refusal ("This tool call is rejected.") says neither who
     # declined nor what to tell the user. A declined call is let past ADK's
@@ -184,7 +180,7 @@ def _declined(tool_context: ToolContext) -> bool:
 
 def default_adapter(tool: Tool) -> BaseTool:
     """Wrap a troupe Tool as an ADK FunctionTool."""
-    return _NamedFunctionTool(tool)
+    return _TroupeFunctionTool(tool)
 
 
 def _adapt(tools: Sequence[Tool], agent_name: str, config: Config) -> list[BaseTool]:

@@ -56,6 +56,12 @@ class RoutingCase:
         """The primary expected agent."""
         return self.expected[0]
 
+    @property
+    def routes(self) -> tuple[str, ...]:
+        """The routing decisions that are right for this request: a request no
+        agent can serve is the orchestrator's to answer (with an honest "cannot")."""
+        return (DIRECT,) if self.label == CANNOT else self.expected
+
     def accepts(self, routed: str | None) -> bool:
         """True when routing to ``routed`` counts as correct."""
         return routed is not None and routed in self.expected

@@ -39,6 +39,11 @@ ABORT_AFTER = 5
 model or its key is wrong, and the rest would fail the same way."""
 
 
+REQUEST_TIMEOUT_S = 300.0
+"""Seconds one request may take, to its end: a request that takes longer is a
+failed result (a hung turn must not hang the evaluation)."""
+
+
 class EvaluationAbortedError(TroupeError):
     """The first requests of an evaluation all failed."""
 
@@ -116,9 +121,16 @@ def _usage(event: Event) -> tuple[int, int]:
     return prompt, max(0, total - prompt)
 
 
-async def evaluate_case(assistant: Assistant, case: RoutingCase, session_id: str) -> RequestResult:
+async def evaluate_case(
+    assistant: Assistant,
+    case: RoutingCase,
+    session_id: str,
+    *,
+    timeout_s: float = REQUEST_TIMEOUT_S,
+) -> RequestResult:
     """Send one request and record where the orchestrator routed it and, for a
-    compound request, which agents ran a tool before the turn ended."""
+    compound request, which agents ran a tool before the turn ended (within
+    ``timeout_s``; past it the request is a failure)."""
     valid = set(assistant.agent_names)
     root_name = assistant.root_agent.name
     result = RequestResult(
@@ -140,7 +152,7 @@ async def evaluate_case(assistant: Assistant, case: RoutingCase, session_id: str
             if to_the_end
             else assistant.run(session_id, case.text)
         )
-        async with aclosing(stream) as events:
+        async with asyncio.timeout(timeout_s), aclosing(stream) as events:
             async for event in events:
                 _note_turn(assistant, turns)
                 if is_approval_plumbing(event):
@@ -159,6 +171,8 @@ async def evaluate_case(assistant: Assistant, case: RoutingCase, session_id: str
                     result.reply = text
                 if decision is not None and not to_the_end:
                     break
+    except TimeoutError:
+        result.error = f"TimeoutError: no end after {timeout_s:g} s"
     except Exception as exc:  # a failed request is a result, not the end of the run
         result.error = f"{type(exc).__name__}: {exc}"[:500]
     result.latency_ms = (time.perf_counter() - start) * 1000

@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from .. import prompts
+from .._adk_compat import without_transfer_list
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.repair import AgentNameResolver
 from ..tool_arguments import refused_call_error
@@ -56,11 +56,6 @@ from .repairs import Caller, declared_functions, examine
 
 logger = logging.getLogger("troupe.guards")
 
-_ADK_TRANSFER_BLOCK = re.compile(
-    r"\n*You have a list of other agents to transfer to:.*?"
-    r"\*\*NOTE\*\*: the only available agents for `transfer_to_agent` function are\n[^\n]*\n?",
-    re.S,
-)
 _MAX_TRACKED_TURNS = 4096
 STOP_RESULT_LIMIT = 400
 """Characters of the last tool result quoted in a stop message."""
@@ -376,7 +371,7 @@ def _trim_transfer_list(request: LlmRequest, *, root: bool) -> None:
         _drop_transfer_declaration(request)
     si = request.config.system_instruction
     if isinstance(si, str) and (not root or "## Routing table" in si):
-        request.config.system_instruction = _ADK_TRANSFER_BLOCK.sub("\n", si).rstrip() + "\n"
+        request.config.system_instruction = without_transfer_list(si)
 
 
 def _drop_transfer_declaration(request: LlmRequest) -> None:

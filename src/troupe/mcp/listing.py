@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,6 +60,8 @@ def _root_cause(exc: BaseException) -> str:
     innermost message that says something ("Connection closed", "No such
     file or directory", "timed out after 5s ...") is the useful one.
     """
+    from .._adk_compat import without_mcp_session_prefix
+
     messages: list[str] = []
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -69,7 +70,7 @@ def _root_cause(exc: BaseException) -> str:
         if isinstance(current, BaseExceptionGroup) and current.exceptions:
             current = current.exceptions[0]
             continue
-        text = re.sub(r"^(Failed to create MCP session: )+", "", str(current)).strip()
+        text = without_mcp_session_prefix(str(current))
         if text:
             messages.append(text)
         current = current.__cause__

@@ -10,7 +10,7 @@ import functools
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..logfile import log_stream
@@ -164,6 +164,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
     from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
     from google.adk.tools.tool_context import ToolContext
 
+    from .._adk_compat import adopt_mcp_tool
     from ..sandbox import unconfined_effect
     from ..tool_approval import ask_about_effect, effect_changed, refusal
 
@@ -177,6 +178,8 @@ def _toolset_class() -> Callable[..., BaseToolset]:
         """True when the server should run in the jail but the jail is not active here."""
         troupe_stderr: StderrTail | None = None
         """The server's stderr, for the reason behind a bare failure."""
+        troupe_always_ask: bool = False
+        """True when every call is asked about, whatever the toolset's own setting."""
 
         def _troupe_problem(self, args: dict[str, Any]) -> str | None:
             confinement = self.troupe_confinement
@@ -189,6 +192,8 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                 return False  # refused by run_async before anyone is asked
             if self.troupe_unconfined:
                 return False  # run_async asks, marking the call unconfined
+            if self.troupe_always_ask:
+                return True
             return await super().check_require_confirmation(args, tool_context)
 
         async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
@@ -216,7 +221,7 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                 return result
             # A bare "Error executing tool X" says nothing: add what the server
             # wrote to stderr meanwhile (the whole of it is in troupe.log).
-            own = getattr(getattr(self, "_mcp_tool", None), "name", None) or self.name
+            own = getattr(self.raw_mcp_tool, "name", None) or self.name
             reason = await tail.reason_since(mark, own)
             if reason is not None and reason not in failed["error"]:
                 failed = {"error": f"{failed['error']} (server said: {reason})"}
@@ -290,15 +295,16 @@ def _toolset_class() -> Callable[..., BaseToolset]:
                 if name != wanted:
                     renamed[name] = tool.name
                 if isinstance(tool, McpTool):
-                    tool.__class__ = TroupeMcpTool
-                    cast(TroupeMcpTool, tool).troupe_confinement = self.troupe_confinement
-                    cast(TroupeMcpTool, tool).troupe_unconfined = self._troupe_unjailed
-                    cast(TroupeMcpTool, tool).troupe_stderr = self.troupe_stderr
-                tool.name = name
-                if not _declared_read_only(tool) or self._troupe_unjailed:
+                    adopted = adopt_mcp_tool(tool, TroupeMcpTool)
+                    adopted.troupe_confinement = self.troupe_confinement
+                    adopted.troupe_unconfined = self._troupe_unjailed
+                    adopted.troupe_stderr = self.troupe_stderr
                     # Only a tool the server marks read-only runs without asking, and
                     # only when the server runs in the jail.
-                    tool._require_confirmation = True
+                    adopted.troupe_always_ask = (
+                        not _declared_read_only(tool) or self._troupe_unjailed
+                    )
+                tool.name = name
                 visible.append(tool)
             self.troupe_conflict = None
             self.troupe_renamed = renamed

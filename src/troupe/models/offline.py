@@ -35,6 +35,7 @@ from google.genai import types
 from typing_extensions import override
 
 from .. import prompts
+from .._adk_compat import is_relayed_context, relayed_tool_results
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments
@@ -44,7 +45,6 @@ from ._text import contains_phrase, phrase_position, stem, stems, words
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
 _RESULT_LIMIT = 2000
-_CONTEXT_PREFIX = "For context:"
 _GREETINGS = (
     "hello",
     "hi",
@@ -121,9 +121,7 @@ def _schema(decl: types.FunctionDeclaration) -> dict[str, Any]:
 
 
 def _is_user_request(text: str) -> bool:
-    return (
-        not text.startswith((_CONTEXT_PREFIX, "[orchestrator]")) and "<<<BEGIN_QUOTED" not in text
-    )
+    return not is_relayed_context(text)
 
 
 def latest_request(request: LlmRequest) -> str:
@@ -150,11 +148,6 @@ def _last_function_responses(request: LlmRequest) -> list[types.FunctionResponse
     return [p.function_response for p in last.parts or [] if p.function_response]
 
 
-_RELAYED_RESULT = re.compile(
-    r"`(\w+)` tool returned result:\n<<<BEGIN_QUOTED_AGENT_CONTENT>>>\n(.*?)\n<<<END_QUOTED", re.S
-)
-
-
 def _latest_note(request: LlmRequest) -> str | None:
     """The newest user-role text when it is a troupe system note."""
     for text in reversed(user_texts(request)):
@@ -176,13 +169,11 @@ def _excluded_agents(request: LlmRequest) -> set[str]:
 
 
 def _last_result_in_history(request: LlmRequest) -> str:
-    found = None
-    for text in user_texts(request):
-        for match in _RELAYED_RESULT.finditer(text):
-            found = match
-    if found is None:
+    results = [found for text in user_texts(request) for found in relayed_tool_results(text)]
+    if not results:
         return "No result was produced for this request."
-    return f"Result of {found.group(1)}:\n{found.group(2).strip()}"
+    tool, result = results[-1]
+    return f"Result of {tool}:\n{result.strip()}"
 
 
 def _greeting_reply(text: str) -> str:

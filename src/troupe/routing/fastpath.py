@@ -52,12 +52,20 @@ def is_router_call(call_id: str | None) -> bool:
 
 
 def _declared_parameters(tool: BaseTool) -> list[str]:
+    request = LlmRequest()
     try:
-        decl = tool._get_declaration()
+        request.append_tools([tool])  # declares it as the model would see it
     except Exception:  # a tool whose schema cannot be built still has a name
         return []
-    if decl is None:
+    decls = [
+        decl
+        for declared in request.config.tools or []
+        if isinstance(declared, types.Tool)
+        for decl in declared.function_declarations or []
+    ]
+    if not decls:
         return []
+    decl = decls[0]
     schema: Any = decl.parameters_json_schema
     if schema is None and decl.parameters is not None:
         schema = decl.parameters.model_dump(exclude_none=True)

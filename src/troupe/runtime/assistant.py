@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
+from .._adk_compat import unknown_agent_name
 from ..errors import InvalidRequestError, UnknownAgentError
 from ..guards.turn import Guards, TurnRecord
 from ..prompts import correction_message
@@ -43,25 +43,6 @@ logger = logging.getLogger("troupe.runtime")
 __all__ = ["DEFAULT_APP_NAME", "NOTE_AUTHOR", "Assistant", "TurnResult", "note_event"]
 
 DEFAULT_USER_ID = "user"
-
-# ADK 2.13 (its scheduler, then the agent resuming a transfer, then a
-# transfer outside the tree), older ADK Python releases, and the Go release.
-_UNKNOWN_AGENT_PATTERNS = (
-    re.compile(r"Transfer target agent '([^']+)' not found"),
-    re.compile(r"Agent '([^']+)' not found\."),
-    re.compile(r"Cannot transfer from '[^']*' to unrelated agent '([^']+)'"),
-    re.compile(r"Agent '?([^'\s]+)'? not found in the agent tree"),
-    re.compile(r"failed to find agent: (\S+)"),
-)
-
-
-def unknown_agent_name(error: BaseException) -> str | None:
-    """The agent name in an ADK 'agent not found' error, else None."""
-    message = str(error)
-    for pattern in _UNKNOWN_AGENT_PATTERNS:
-        if match := pattern.search(message):
-            return match.group(1)
-    return None
 
 
 def visible_text(event: Event) -> str:

@@ -15,6 +15,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 
+from .._adk_compat import end_invocation
 from ..mcp.toolset import TOOL_NAME_CONFLICT, tool_name_conflict
 
 
@@ -28,9 +29,8 @@ class McpConflictPlugin(BasePlugin):
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         # ADK lists an agent's toolsets before this callback, so a clash is known here.
-        ctx = callback_context._invocation_context
-        conflict = tool_name_conflict(ctx.agent)
+        conflict = tool_name_conflict(callback_context.get_invocation_context().agent)
         if conflict is None:
             return None
-        ctx.end_invocation = True
+        end_invocation(callback_context)
         return LlmResponse(error_code=TOOL_NAME_CONFLICT, error_message=conflict)

@@ -30,6 +30,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from .._adk_compat import enqueue_event_nowait
 from ..guards.turn import Guards, TurnRecord, stop_message
 from ..stores.traces import TraceStore
 from .tracing import Tracer, build_trace
@@ -201,12 +202,10 @@ class TurnTimeoutPlugin(BasePlugin):
             return
         self._mark(turn)
         logger.warning("Turn timed out: %s", turn.stop_reason)
-        queue = getattr(ctx, "_event_queue", None)
-        if isinstance(queue, asyncio.Queue):
-            # The runner drains what is queued before it stops for the abort.
-            queue.put_nowait((note_event(stop_message(turn), ctx.invocation_id), None))
-        else:
-            turn.events.append(note_event(stop_message(turn), ctx.invocation_id))
+        note = note_event(stop_message(turn), ctx.invocation_id)
+        # The runner drains what is queued before it stops for the abort.
+        if not enqueue_event_nowait(ctx, note):
+            turn.events.append(note)
         ctx.abort()
 
     def _cancel(self, ctx: InvocationContext) -> None:

@@ -108,7 +108,7 @@ class RecoveryPlugin(BasePlugin):
         agent = callback_context.agent_name
         if note := turn.notes.pop(agent, None):
             llm_request.contents.append(types.Content(role="user", parts=[types.Part(text=note)]))
-        model = getattr(callback_context._invocation_context.agent, "canonical_model", None)
+        model = getattr(callback_context.get_invocation_context().agent, "canonical_model", None)
         if isinstance(model, BaseLlm):
             turn.requests[agent] = (llm_request, model)
         return None

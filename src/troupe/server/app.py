@@ -32,6 +32,7 @@ from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
+from .._adk_compat import server_with_runner
 from ..builtins.browser_session import close_shared_browser
 from ..errors import ConfigError
 from ..remote import check_remote_agents
@@ -261,26 +262,23 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
 def _queued(server_cls: type[Any]) -> type[Any]:
     """``server_cls`` whose runners take turns on a session one at a time.
 
-    ADK's server builds its runner in ``_create_runner`` from the services it
-    holds; this subclass builds it as a :class:`QueuedRunner` from the same
-    ones, so ``/run``, ``/run_sse`` and the dev UI queue concurrent turns on a
+    Each runner is a :class:`QueuedRunner` over the services the server holds,
+    so ``/run``, ``/run_sse`` and the dev UI queue concurrent turns on a
     session instead of failing them as stale.
     """
+    return server_with_runner(server_cls, _queued_runner, name=f"Queued{server_cls.__name__}")
 
-    class QueuedServer(server_cls):
-        def _create_runner(self, agentic_app: App, app_name: str) -> Runner:
-            return QueuedRunner(
-                app=agentic_app,
-                app_name=app_name,
-                artifact_service=self.artifact_service,
-                session_service=self.session_service,
-                memory_service=self.memory_service,
-                credential_service=self.credential_service,
-                auto_create_session=self.auto_create_session,
-            )
 
-    QueuedServer.__name__ = f"Queued{server_cls.__name__}"
-    return QueuedServer
+def _queued_runner(server: Any, agentic_app: App, app_name: str) -> Runner:
+    return QueuedRunner(
+        app=agentic_app,
+        app_name=app_name,
+        artifact_service=server.artifact_service,
+        session_service=server.session_service,
+        memory_service=server.memory_service,
+        credential_service=server.credential_service,
+        auto_create_session=server.auto_create_session,
+    )
 
 
 async def _session_busy(request: Request, exc: Exception) -> JSONResponse:

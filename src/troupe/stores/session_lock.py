@@ -51,6 +51,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import types
 from typing_extensions import override
 
+from .._adk_compat import set_storage_marker, storage_marker
 from ..sandbox.private import private_dir
 from .lock_limits import LockLimits, SessionBusyError
 
@@ -508,11 +509,11 @@ async def _reload(ctx: InvocationContext) -> None:
     )
     if fresh is None:
         return
-    mark = (fresh.last_update_time, fresh._storage_update_marker, len(fresh.events))
-    if mark == (session.last_update_time, session._storage_update_marker, len(session.events)):
+    mark = (fresh.last_update_time, storage_marker(fresh), len(fresh.events))
+    if mark == (session.last_update_time, storage_marker(session), len(session.events)):
         return
     session.events[:] = fresh.events
     session.state.clear()
     session.state.update(fresh.state)
     session.last_update_time = fresh.last_update_time
-    session._storage_update_marker = fresh._storage_update_marker
+    set_storage_marker(session, storage_marker(fresh))

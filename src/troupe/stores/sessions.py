@@ -28,6 +28,7 @@ from google.adk.sessions.session import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from typing_extensions import override
 
+from .._adk_compat import sqlite_session_path
 from ..errors import ConfigError
 from ..paths import default_session_store as default_session_store
 from ..sandbox.private import private_file
@@ -139,7 +140,7 @@ def store_guard(service: BaseSessionService) -> StoreGuard | None:
     Other services get None.
     """
     if isinstance(service, SqliteSessionService):
-        path = str(service._db_path)
+        path = sqlite_session_path(service)
         if path.startswith("file:") or path in ("", ":memory:"):
             return None
         return _turn_guard(f"sqlite:///{path}")
