@@ -10,6 +10,7 @@ import pytest
 
 from troupe import ConfigError, builtin_tools, load_config
 from troupe.sandbox import command_env
+from troupe.settings import load_settings
 
 PLAINTEXT = "sk-live-0123456789abcdef"
 
@@ -122,3 +123,21 @@ def test_a_bad_shell_section_names_the_file_and_the_field(
 
     message = str(caught.value)
     assert str(path) in message and f"'{field}" in message and complaint in message
+
+
+async def test_a_command_gets_pass_env_from_the_environment_the_settings_read(
+    run_with: Any, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "changed-after-the-settings-were-read")
+    settings = load_settings(
+        config_path=_config(tmp_path, "  pass_env: [GITHUB_TOKEN]\n"),
+        workspace=workspace,
+        environ={"GITHUB_TOKEN": PLAINTEXT, "OPENAI_API_KEY": "sk-not-passed-0123"},
+    )
+    command = 'printf %s "$GITHUB_TOKEN" | sha256sum; printf %s "${OPENAI_API_KEY:-none}"'
+
+    result = (await run_with(settings.config.tools, "exec_shell", {"command": command})).response
+
+    digest, unpassed = result["stdout"].split()[0], result["stdout"].split()[-1]
+    assert digest == hashlib.sha256(PLAINTEXT.encode()).hexdigest()
+    assert unpassed == "none"
