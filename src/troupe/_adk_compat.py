@@ -44,6 +44,15 @@ _Server = TypeVar("_Server")
 
 # -- callbacks -----------------------------------------------------------------
 
+CLIENT_CALL_ID_PREFIX = "adk-"
+"""How the ids ADK gives function calls start; ADK removes such ids from a
+request before the model sees it.
+
+Checked against 2.13.0: ``AF_FUNCTION_CALL_ID_PREFIX`` in the private
+``google.adk.utils._function_call_names``, stripped by the flows'
+``remove_client_function_call_id``. Public replacement: the constant in a
+public module (none in 2.13)."""
+
 
 def end_invocation(callback_context: CallbackContext) -> None:
     """End the invocation a callback runs in, as ADK's own processors do.

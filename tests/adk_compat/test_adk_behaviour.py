@@ -128,6 +128,21 @@ async def test_an_event_put_on_the_runners_queue_reaches_the_caller() -> None:
     assert ("solo", "the answer") in authors
 
 
+async def test_the_ids_adk_gives_calls_are_kept_from_the_model() -> None:
+    tool = compat.NamedFunctionTool(_lookup, name="lib_lookup", description="Finds facts.")
+    model = ScriptedModel(replies=[call("lib_lookup", query="owls"), "done"])
+    events = await _run(LlmAgent(name="solo", model=model, tools=[tool]))
+    ids = [c.id for e in events for c in e.get_function_calls()]
+    assert ids and all(str(i).startswith(compat.CLIENT_CALL_ID_PREFIX) for i in ids)
+    seen = [
+        (part.function_call or part.function_response).id  # type: ignore[union-attr]
+        for content in model.requests[-1].contents
+        for part in content.parts or []
+        if part.function_call or part.function_response
+    ]
+    assert len(seen) == 2 and seen == [None, None]
+
+
 # -- tools ---------------------------------------------------------------------
 
 

@@ -29,6 +29,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
 
+from .._adk_compat import CLIENT_CALL_ID_PREFIX
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from .batching import decision_batcher
 from .encoder import Encoder
@@ -38,9 +39,10 @@ from .router import AgentProfile, RouteDecision, Router
 
 logger = logging.getLogger("troupe.router")
 
-ROUTER_CALL_PREFIX = "adk-troupe-router-"
-"""Start of the id of a transfer the router made. ADK strips ``adk-`` ids
-before a request goes to a model, so the specialists' models see a plain call."""
+ROUTER_CALL_PREFIX = f"{CLIENT_CALL_ID_PREFIX}troupe-router-"
+"""Start of the id of a transfer the router made. ADK strips the ids it gives
+calls (:data:`~troupe._adk_compat.CLIENT_CALL_ID_PREFIX`) before a request goes
+to a model, so the specialists' models see a plain call."""
 ROUTER_NAME = "router"
 """How paths and traces name the router."""
 MCP_LIST_TIMEOUT_S = 5.0
