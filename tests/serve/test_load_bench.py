@@ -20,7 +20,18 @@ def test_the_load_benchmark_reports_throughput_latency_and_complete_sessions(
 ) -> None:
     out = tmp_path / "load.json"
     result = subprocess.run(
-        [sys.executable, str(LOAD), "--sessions", "4", "--turns", "3", "--out", str(out)],
+        [
+            sys.executable,
+            str(LOAD),
+            "--sessions",
+            "4",
+            "--turns",
+            "3",
+            "--rounds",
+            "1",
+            "--out",
+            str(out),
+        ],
         env=troupe_env(tmp_path / "data"),
         capture_output=True,
         text=True,
