@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any, cast
@@ -116,3 +118,20 @@ def test_a_batch_decides_as_one_at_a_time_would() -> None:
         return (d.kind, d.agent, round(d.confidence, 3))
 
     assert [summary(d) for d in batched] == [summary(d) for d in alone]
+
+
+def test_the_batch_benchmark_reports_the_cost_of_a_decision_at_each_batch_size(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "router_batch.json"
+    bench = Path(__file__).resolve().parents[1] / "bench" / "router_batch.py"
+    result = subprocess.run(
+        [sys.executable, str(bench), "--limit", "8", "--repeat", "1", "--out", str(out)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [r["batch"] for r in rows] == [1, 4, 16, 32]
+    assert all(r["cpu_ms_per_decision"] > 0 for r in rows)
+    assert all(r["same_decision_as_alone"] == "8/8" for r in rows)
