@@ -68,3 +68,30 @@ def test_the_check_sees_every_spelling_of_an_environment_read() -> None:
 
     assert all(touches_the_environment(text) for text in seen)
     assert not any(touches_the_environment(text) for text in unseen)
+
+
+def variables_troupe_names() -> set[str]:
+    """The values of every ``*_ENV`` constant in troupe (``KEY_ENV = "TROUPE_SECRET_KEY"``)."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id.endswith("_ENV")
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                found.add(node.value.value)
+    return found
+
+
+def test_the_configuration_page_lists_every_variable_troupe_reads() -> None:
+    page = (PACKAGE.parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = page.split("### Environment variables", 1)[1].split("\n## ", 1)[0]
+    named = variables_troupe_names()
+
+    assert {"TROUPE_SECRET_KEY", "TROUPE_CHROMIUM", "TROUPE_CONFIG"} <= named
+    missing = sorted(name for name in named if f"`{name}`" not in table)
+    assert not missing, f"add these to the table in docs/configuration.md: {missing}"
