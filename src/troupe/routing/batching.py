@@ -2,13 +2,15 @@
 
 Every decision runs on one worker thread (``troupe-router``): the encoder is
 a model forward pass, which must never run on the event loop, and the
-encoder and the phrase cache are not shared between threads. Encoding is far
-cheaper per message in a batch (on the bundled encoder, about 2.6 ms of CPU
-for one message alone, 1.1 ms each in fours, 0.8 ms each in sixteens), so the
-worker takes every request waiting when it is free, up to :data:`MAX_BATCH`,
-and decides them in one :meth:`Router.decide_many`. It never waits for more:
-a lone turn is decided at once, and batches form only when turns queue up
-behind one another, which is when the saving matters.
+encoder and the phrase cache are not shared between threads. When the worker
+is free it takes every request waiting, up to :data:`MAX_BATCH`, and decides
+them in one :meth:`Router.decide_many` (one encoder pass). It never waits for
+more: a lone turn is decided at once, and batches form only when turns queue
+up behind one another. Batching saves the per-call overhead of the encoder on
+short messages of similar length; on the development set's requests, whose
+lengths vary, ``bench/router_batch.py`` measured no clear saving on this
+project's machine (see docs/benchmarks.md), and decisions made in a batch are
+the same as those made alone.
 """
 
 from __future__ import annotations
