@@ -210,11 +210,13 @@ async def test_a_key_file_setting_gives_every_replica_the_same_vault_key(
 
 
 async def test_a_replica_with_another_vault_key_is_told_so_on_first_use(
-    replicas: tuple[Replica, Replica], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, second = replicas
-    sealed = await first.call("crypto_encrypt", {"text": "noon"}, user="u", session="w1")
+    monkeypatch.setenv("TROUPE_SECRET_KEY", TEST_VAULT_KEY)
+    first = Replica(tmp_path, "a")
     monkeypatch.setenv("TROUPE_SECRET_KEY", "a1" * 32)  # the second replica's (wrong) key
+    second = Replica(tmp_path, "b")
+    sealed = await first.call("crypto_encrypt", {"text": "noon"}, user="u", session="w1")
     refused = await second.call(
         "crypto_decrypt", {"ciphertext": sealed.response["ciphertext"]}, user="u", session="w2"
     )
