@@ -169,18 +169,17 @@ class RunResult:
 
 
 def postgres_cpu_seconds() -> float:
-    """utime+stime of every process named ``postgres`` on this machine (Linux)."""
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    """CPU of every process named ``postgres`` on this machine (Linux), each read
+    as ``bench/load.py`` reads a server's: utime+stime and its reaped children's."""
+    total = 0.0
+    for comm in Path("/proc").glob("[0-9]*/comm"):
         try:
-            text = stat.read_text()
+            name = comm.read_text().strip()
         except OSError:
             continue
-        name, _, rest = text.partition(" (")[2].partition(") ")
         if name == "postgres":
-            fields = rest.split()
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+            total += process_cpu_seconds(int(comm.parent.name)) or 0.0
+    return total
 
 
 def replicas_cpu_seconds(replicas: list[Replica]) -> float:

@@ -18,11 +18,17 @@ reaching into ADK:
    ``secrets_set(...)`` on the vault, not about "the vault".
 3. Once answered, ADK runs the step tool again with the answer. The step
    runs again from its start with the answer on record; when the inner agent
-   makes exactly the approved call (same agent, tool, arguments and effect),
-   the plugin hands the call that answer, once, and ADK runs or refuses it.
-   A different call asks again. Tools that ran before the pause in the same
-   step run again: a step is one specialist's request, and its dangerous
-   tools are the ones that ask.
+   makes exactly the approved call (same agent, tool and arguments; a tool
+   that checks its effect also compares that), the plugin hands the call
+   that answer, once, and ADK runs or refuses it. Tools that ran before the
+   pause without asking run again: a step is one specialist's request, and
+   its dangerous tools are the ones that ask.
+4. ADK runs an approved call once and cannot pause it a second time. A step
+   that asks again in that call (another dangerous tool, or a changed call)
+   reports to the planner that it needs another approval; the planner's next
+   call of the same step (same agent and request) asks at once, and a call
+   that already ran under an answer gets its kept result instead of running
+   again.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from google.adk.tools.tool_context import ToolContext
 from typing_extensions import override
 
 from .tool_approval import approved_effect_key
-from .turn_state import PARENT_TURN_KEY, parent_turn
+from .turn_state import PARENT_TURN_KEY, turn_of
 
 STEP_MARKER = "troupe.plan_step.running"
 """State key: the plan step running now (None between steps), see :func:`step_id`."""
@@ -98,7 +104,7 @@ class PlanStepTool(AgentTool):
         # counts against the outermost turn, so the limits bound the nesting too.
         state[PARENT_TURN_KEY] = (
             outer_turn
-            if parent_turn(state.to_dict()) is not None
+            if turn_of(outer_turn) is not None
             else {"session": tool_context.session.id, "invocation": tool_context.invocation_id}
         )
         try:

@@ -17,7 +17,11 @@ PARENT_TURN_KEY = "troupe.parent_turn"
 
 def parent_turn(state: Mapping[str, Any]) -> tuple[str, str] | None:
     """(session id, invocation id) of the turn ``state``'s run belongs to, if nested."""
-    value = state.get(PARENT_TURN_KEY)
+    return turn_of(state.get(PARENT_TURN_KEY))
+
+
+def turn_of(value: object) -> tuple[str, str] | None:
+    """(session id, invocation id) from a :data:`PARENT_TURN_KEY` value, if it is one."""
     if not isinstance(value, dict):
         return None
     session, invocation = value.get("session"), value.get("invocation")

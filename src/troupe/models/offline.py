@@ -83,9 +83,6 @@ class TeamRoute:
     """Its description and what it accepts, for steps that name no keyword."""
 
 
-_Route = TeamRoute
-
-
 def _usage(request: LlmRequest, reply: str) -> types.GenerateContentResponseUsageMetadata:
     # Four characters a token is the usual rule of thumb; the offline model has
     # no tokenizer, and its counts only need to be stable and comparable.
@@ -188,7 +185,7 @@ def _greeting_reply(text: str) -> str:
     )
 
 
-def _score(text: str, route: _Route) -> tuple[int, int]:
+def _score(text: str, route: TeamRoute) -> tuple[int, int]:
     """(strength, -position of the first matching keyword) of ``route`` for ``text``.
 
     Multi-word keywords are stronger evidence than single words, a request
@@ -211,9 +208,9 @@ def _score(text: str, route: _Route) -> tuple[int, int]:
     return score, -first_at
 
 
-def best_route(text: str, routes: Iterable[_Route]) -> _Route | None:
+def best_route(text: str, routes: Iterable[TeamRoute]) -> TeamRoute | None:
     """The route whose keywords match ``text`` best (see :func:`_score`)."""
-    best: _Route | None = None
+    best: TeamRoute | None = None
     best_score = (0, 0)
     for route in routes:
         score = _score(text, route)
@@ -222,7 +219,7 @@ def best_route(text: str, routes: Iterable[_Route]) -> _Route | None:
     return best
 
 
-def _described_route(text: str, team: Sequence[_Route]) -> _Route | None:
+def _described_route(text: str, team: Sequence[TeamRoute]) -> TeamRoute | None:
     """The team member whose description shares the most words with ``text``."""
     asked = {stem(w) for w in words(text) if len(w) > 3}
     overlap = [(len(asked & {stem(w) for w in words(r.text)}), r) for r in team]
@@ -230,14 +227,16 @@ def _described_route(text: str, team: Sequence[_Route]) -> _Route | None:
     return route if count else None
 
 
-def _step_owners(steps: Sequence[str], goal: str, team: Sequence[_Route]) -> list[tuple[str, str]]:
+def _step_owners(
+    steps: Sequence[str], goal: str, team: Sequence[TeamRoute]
+) -> list[tuple[str, str]]:
     """Each step with the team member that should do it: by its keywords, else
     by its description; a step that names neither ("tag it") continues the
     step before it (or the next one that has an owner). Only team members
     are named, never the orchestrator, which does no work itself."""
     found = [best_route(step, team) or _described_route(step, team) for step in steps]
     fallback = best_route(goal, team) or _described_route(goal, team) or team[0]
-    owners: list[_Route] = []
+    owners: list[TeamRoute] = []
     for i, route in enumerate(found):
         if route is None:
             later = next((r for r in found[i + 1 :] if r is not None), None)
@@ -295,7 +294,7 @@ def _asks_plan_only(text: str) -> bool:
     return bool(_PLAN_ONLY.search(text) or _PLAN_LEAD.match(text) or _PLAN_COLON.match(text))
 
 
-def _plan(text: str, team: Sequence[_Route]) -> list[tuple[str, str]]:
+def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
     """The request's steps, each with the team member that should do it."""
     if not team:
         return []
@@ -393,7 +392,7 @@ class OfflineModel(BaseLlm):
         return [types.Part(text=self._reason(text))]
 
     def _orchestrate(
-        self, text: str, routes: list[_Route], request: LlmRequest
+        self, text: str, routes: list[TeamRoute], request: LlmRequest
     ) -> list[types.Part]:
         note = _latest_note(request)
         if note and (target := prompts.delegate_target(note)):
@@ -455,13 +454,13 @@ class OfflineModel(BaseLlm):
         args = fill_arguments(_schema(tools[best_name]), request, previous or None)
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
 
-    def _better_peer(self, text: str) -> _Route | None:
+    def _better_peer(self, text: str) -> TeamRoute | None:
         """A team member whose keywords fit the request better than this agent's own."""
         own = self._own_keywords()
         peer = best_route(text, self._peers())
         if not own or peer is None:
             return None
-        mine = _score(text, _Route(name="", keywords=own, text=""))
+        mine = _score(text, TeamRoute(name="", keywords=own, text=""))
         return peer if _score(text, peer) > mine else None
 
     def _reject(self, text: str) -> str:
@@ -471,7 +470,7 @@ class OfflineModel(BaseLlm):
         return self._reject_to(target)
 
     @staticmethod
-    def _reject_to(target: _Route) -> str:
+    def _reject_to(target: TeamRoute) -> str:
         return prompts.reject_line(target.name, "it matches their role, not mine.")
 
     def _reason(self, text: str) -> str:

@@ -43,8 +43,6 @@ class DecisionBatcher:
         self._lock = threading.Lock()
         self._draining = False
         self._worker: ThreadPoolExecutor | None = None
-        self.batches: list[int] = []
-        """Sizes of the last batches decided (kept short; for tests and benchmarks)."""
 
     async def decide(self, router: Router, text: str) -> RouteDecision:
         """``router``'s decision for ``text``, made on the worker thread."""
@@ -68,7 +66,6 @@ class DecisionBatcher:
                 if not batch:
                     self._draining = False
                     return
-            self.batches = [*self.batches[-63:], len(batch)]
             for router, items in _by_router(batch):
                 try:
                     decisions = router.decide_many([w.text for w in items])
