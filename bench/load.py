@@ -118,8 +118,11 @@ def start_server(root: Path, port: int, session_store: str | None) -> subprocess
     return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-def start_plain_server(root: Path, port: int) -> subprocess.Popen[bytes]:
-    """``bench/plain_server.py`` on 127.0.0.1:port: the same team on plain ADK."""
+def start_plain_server(
+    root: Path, port: int, _session_store: str | None = None
+) -> subprocess.Popen[bytes]:
+    """``bench/plain_server.py`` on 127.0.0.1:port: the same team on plain ADK
+    (always on ADK's SQLite session service; a store URL is not passed on)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TROUPE_")}
     cmd = [
         sys.executable, str(Path(__file__).with_name("plain_server.py")),
@@ -357,11 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds if args.baseline else 1):
             mine.append(measure(args, start_server, "", store))
             if args.baseline:
-                theirs.append(
-                    measure(
-                        args, lambda root, port, _s: start_plain_server(root, port), "", plain_store
-                    )
-                )
+                theirs.append(measure(args, start_plain_server, "", plain_store))
         report = _median_run(mine)
         if theirs:
             report["plain_adk"] = _median_run(theirs)
@@ -382,12 +381,12 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"\nserver CPU per turn, troupe / plain ADK: {report['cpu_per_turn_vs_plain_adk']}"
             )
+    if "cpu_ms_per_turn_each_round" in report:
+        print(f"CPU ms per turn, each round: {report['cpu_ms_per_turn_each_round']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     runs = [report, *([report["plain_adk"]] if "plain_adk" in report else [])]
-    if "cpu_ms_per_turn_each_round" in report:
-        print(f"CPU ms per turn, each round: {report['cpu_ms_per_turn_each_round']}")
     perfect = all(r["errors"] == 0 and r["sessions_with_all_events"] == args.sessions for r in runs)
     return 0 if perfect else 1
 
