@@ -191,6 +191,15 @@ async def run_session(
     return result
 
 
+async def warm_up(client: httpx.AsyncClient, base: str, sid: str, deadline: float) -> None:
+    """One unmeasured session of every message, so that what is measured is a
+    long-running server's turns and not its first one (which imports and loads
+    what later turns reuse); servers that warm themselves up lose nothing here."""
+    result = await run_session(client, base, sid, len(MESSAGES), deadline)
+    if result.errors:
+        raise SystemExit(f"the warm-up session at {base} failed: {result.errors[0]}")
+
+
 def _has_text(event: dict[str, Any]) -> bool:
     parts = (event.get("content") or {}).get("parts") or []
     return any(p.get("text") for p in parts)
@@ -230,6 +239,7 @@ async def run_load(
     timeout = httpx.Timeout(max_seconds, connect=30.0)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
         await wait_ready(client, base)
+        await warm_up(client, base, f"{prefix}-warm-up", deadline=time.monotonic() + max_seconds)
         if on_ready is not None:
             on_ready()  # the server's start-up CPU is not a turn's
         deadline = time.monotonic() + max_seconds

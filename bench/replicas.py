@@ -18,10 +18,16 @@ the proxy (so on another replica): the report counts the turns lost (acknowledge
 not stored), duplicated (one request stored twice) and interrupted (the retry
 found the turn cut off by the crash, closed and not replayed: 409).
 
-Each run also reports the replicas' CPU per turn and, against the run with
+Before a run is measured, each replica serves one unmeasured warm-up session
+(``bench/load.py``'s): the figures are long-running replicas' turns, not their
+first ones. Each run also reports the replicas' CPU per turn and, against the run with
 one replica, its scaling efficiency: turns/s ÷ min(N × one replica's turns/s,
 what the CPUs allow), where the CPUs allow (CPUs − the CPU the load, the proxy
-and PostgreSQL used per second) ÷ one replica's CPU per turn.
+and PostgreSQL used per second) ÷ one replica's CPU per turn. The efficiency
+is taken over each run's steady part, from its 10% to its 90% acknowledged
+turn (the counters are sampled every quarter second): while sessions start and
+finish, cores stand idle whatever the replica count. ``--rounds`` runs every
+count several times, alternated, and the table quotes each count's median.
 
     python bench/replicas.py                           # 1, 2, 3 replicas
     python bench/replicas.py --replicas 3 --sessions 6 --turns 4 --kill
@@ -58,6 +64,7 @@ from bench.load import (
     process_cpu_seconds,
     require_loopback,
     start_server,
+    warm_up,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,6 +148,8 @@ class Turn:
     text: str
     latency: float | None = None
     acknowledged: bool = False
+    finished: float | None = None
+    """``time.perf_counter()`` when the acknowledgement arrived."""
     retried: bool = False
     interrupted: bool = False
     """The retry found the turn cut off by a crash, closed and not replayed (409)."""
@@ -166,6 +175,78 @@ class RunResult:
     """CPU this process (the load and the proxy) spent meanwhile."""
     postgres_cpu: float = 0.0
     """CPU PostgreSQL's processes spent meanwhile."""
+    samples: list[CpuSample] = field(default_factory=list)
+    """The CPU counters every :data:`SAMPLE_EVERY_S` while the turns ran."""
+
+
+SAMPLE_EVERY_S = 0.25
+STEADY_WINDOW = (0.1, 0.9)
+"""The share of acknowledged turns between which a run counts as steady: the
+first turns and the last ones run while sessions start or finish, with cores
+left idle that no replica count could use."""
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """The CPU counters (seconds) at one moment (``time.perf_counter()``)."""
+
+    at: float
+    replicas: float
+    client: float
+    postgres: float
+
+
+def cpu_sample(replicas: list[Replica]) -> CpuSample:
+    return CpuSample(
+        time.perf_counter(),
+        replicas_cpu_seconds(replicas),
+        time.process_time(),
+        postgres_cpu_seconds(),
+    )
+
+
+async def sample_cpu(replicas: list[Replica], into: list[CpuSample]) -> None:
+    """Append a :class:`CpuSample` every :data:`SAMPLE_EVERY_S` until cancelled."""
+    while True:
+        into.append(cpu_sample(replicas))
+        await asyncio.sleep(SAMPLE_EVERY_S)
+
+
+def _at(samples: list[CpuSample], moment: float) -> CpuSample:
+    """The counters at ``moment``, linearly between the samples around it."""
+    after = next((i for i, s in enumerate(samples) if s.at >= moment), len(samples) - 1)
+    if after == 0:
+        return samples[0]
+    a, b = samples[after - 1], samples[after]
+    share = min(max((moment - a.at) / ((b.at - a.at) or 1.0), 0.0), 1.0)
+    return CpuSample(
+        moment,
+        a.replicas + share * (b.replicas - a.replicas),
+        a.client + share * (b.client - a.client),
+        a.postgres + share * (b.postgres - a.postgres),
+    )
+
+
+def steady(result: RunResult) -> dict[str, Any]:
+    """Throughput and CPU between :data:`STEADY_WINDOW`'s acknowledgements."""
+    done = sorted(t.finished for t in result.turns if t.acknowledged and t.finished)
+    if len(done) < 5 or len(result.samples) < 2:
+        return {}
+    first, last = (done[int(share * (len(done) - 1))] for share in STEADY_WINDOW)
+    turns = sum(1 for moment in done if first < moment <= last)
+    wall = last - first
+    if turns == 0 or wall <= 0:
+        return {}
+    a, b = _at(result.samples, first), _at(result.samples, last)
+    return {
+        "steady_turns": turns,
+        "steady_seconds": round(wall, 3),
+        "steady_turns_per_second": round(turns / wall, 2),
+        "steady_server_cpu_ms_per_turn": round((b.replicas - a.replicas) / turns * 1000, 1),
+        "steady_others_cpu_per_second": round(
+            ((b.client - a.client) + (b.postgres - a.postgres)) / wall, 3
+        ),
+    }
 
 
 def postgres_cpu_seconds() -> float:
@@ -263,7 +344,8 @@ async def send_turn(client: httpx.AsyncClient, base: str, turn: Turn, deadline: 
         if reply.status_code != 200:
             turn.error = f"HTTP {reply.status_code}: {reply.text[:160]}"
             return
-        turn.latency = time.perf_counter() - start
+        turn.finished = time.perf_counter()
+        turn.latency = turn.finished - start
         turn.acknowledged = True
         turn.error = None
         return
@@ -352,12 +434,15 @@ async def run_once(
             await proxy.start()
             base = f"http://127.0.0.1:{proxy.port}"
             deadline = time.monotonic() + max_seconds
-            prefix = f"rep{os.getpid()}n{n}"
+            prefix = f"rep{os.getpid()}{root.name}n{n}"  # unique in a shared store
+            for i, replica in enumerate(replicas):
+                await warm_up(client, replica.url, f"{prefix}w{i}", deadline)
             cpu_at_start = (
                 replicas_cpu_seconds(replicas),
                 time.process_time(),
                 postgres_cpu_seconds(),
             )
+            sampler = asyncio.create_task(sample_cpu(replicas, result.samples))
             start = time.perf_counter()
             jobs = [
                 run_session(
@@ -369,6 +454,8 @@ async def run_once(
                 jobs.append(chaos(replicas, result.turns, sessions * steps * concurrent, deadline))
             await asyncio.gather(*jobs)
             result.wall = time.perf_counter() - start
+            sampler.cancel()
+            result.samples.append(cpu_sample(replicas))
             result.server_cpu = replicas_cpu_seconds(replicas) - cpu_at_start[0]
             result.client_cpu = time.process_time() - cpu_at_start[1]
             result.postgres_cpu = postgres_cpu_seconds() - cpu_at_start[2]
@@ -424,28 +511,45 @@ def summarize(result: RunResult, sessions: int, steps: int, concurrent: int) -> 
         else None,
         "client_and_proxy_cpu_s": round(result.client_cpu, 2),
         "postgres_cpu_s": round(result.postgres_cpu, 2),
+        **steady(result),
     }
 
 
 def add_scaling(reports: list[dict[str, Any]], cpus: int) -> None:
-    """Each run's scaling efficiency against one replica:
-    turns/s / min(N x one replica's turns/s, what the CPUs allow), where the CPUs
-    allow (CPUs - what the load, the proxy and PostgreSQL used per second) /
-    one replica's server CPU per turn. Needs a run with one replica."""
+    """Each run's scaling efficiency against one replica, over the steady part
+    of each run (:func:`steady`): turns/s / min(N x one replica's turns/s, what
+    the CPUs allow), where the CPUs allow (CPUs - what the load, the proxy and
+    PostgreSQL used per second) / one replica's server CPU per turn. Needs a
+    run with one replica."""
     one = next((r for r in reports if r["replicas"] == 1), None)
-    if one is None or not one["turns_per_second"] or not one["server_cpu_ms_per_turn"]:
+    if one is None or not one.get("steady_turns_per_second"):
         return
-    per_turn = one["server_cpu_ms_per_turn"] / 1000
+    per_turn = one["steady_server_cpu_ms_per_turn"] / 1000
     for report in reports:
-        wall = report["wall_seconds"] or 1.0
-        others = (report["client_and_proxy_cpu_s"] + report["postgres_cpu_s"]) / wall
+        if not report.get("steady_turns_per_second"):
+            continue
+        others = report["steady_others_cpu_per_second"]
         cpu_allows = max(cpus - others, 0.0) / per_turn
-        expected = min(report["replicas"] * one["turns_per_second"], cpu_allows)
+        expected = min(report["replicas"] * one["steady_turns_per_second"], cpu_allows)
         report["cpu_allows_turns_per_second"] = round(cpu_allows, 2)
         report["expected_turns_per_second"] = round(expected, 2)
         report["scaling_efficiency"] = (
-            round(report["turns_per_second"] / expected, 3) if expected else None
+            round(report["steady_turns_per_second"] / expected, 3) if expected else None
         )
+
+
+def median_runs(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """For each replica count, its run of median scaling efficiency (of median
+    turns/s for one replica) across the rounds. A round runs every count side
+    by side, so each efficiency compares runs made minutes apart on a shared,
+    noisy machine; the median across rounds is what the docs quote."""
+    out = []
+    for position in range(len(rounds[0])):
+        runs = [r[position] for r in rounds]
+        key = "scaling_efficiency" if runs[0]["replicas"] != 1 else "turns_per_second"
+        runs.sort(key=lambda r: r.get(key) or 0.0)
+        out.append(runs[(len(runs) - 1) // 2])
+    return out
 
 
 def print_table(reports: list[dict[str, Any]]) -> None:
@@ -458,6 +562,8 @@ def print_table(reports: list[dict[str, Any]]) -> None:
         ("stored twice", "turns_stored_twice"),
         ("reads disagree", "cross_replica_reads_disagreeing"),
         ("CPU ms/turn", "server_cpu_ms_per_turn"),
+        ("steady t/s", "steady_turns_per_second"),
+        ("steady CPU ms/turn", "steady_server_cpu_ms_per_turn"),
         ("CPUs allow t/s", "cpu_allows_turns_per_second"),
         ("efficiency", "scaling_efficiency"),
     ]  # fmt: skip
@@ -482,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--session-store", help="A running loopback PostgreSQL URL to use.")
     parser.add_argument("--max-seconds", type=float, default=240.0, help="Wall-time bound per run.")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="Rounds of every count, alternated; medians quoted."
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Where to write JSON.")
     args = parser.parse_args(argv)
     try:
@@ -490,8 +599,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--replicas {args.replicas!r}: give counts like 1,2,3")
     if not counts or min(counts) < 1 or max(counts) > 8:
         parser.error(f"--replicas {args.replicas!r}: counts from 1 to 8")
-    if min(args.sessions, args.turns, args.concurrent) < 1:
-        parser.error("--sessions, --turns and --concurrent must be at least 1")
+    if min(args.sessions, args.turns, args.concurrent, args.rounds) < 1:
+        parser.error("--sessions, --turns, --concurrent and --rounds must be at least 1")
     if args.sessions * args.turns * args.concurrent > MAX_TURNS_RUN:
         parser.error(f"at most {MAX_TURNS_RUN} turns in one run")
 
@@ -501,24 +610,34 @@ def main(argv: list[str] | None = None) -> int:
         store = args.session_store
     else:
         store, pg_dir = start_postgres()
-    reports = []
+    rounds: list[list[dict[str, Any]]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="troupe-replicas-") as tmp:
-            for n in counts:
-                result = asyncio.run(
-                    run_once(
-                        n, store, Path(tmp), args.sessions, args.turns, args.concurrent,
-                        args.max_seconds, args.kill and n == max(counts),
-                    )
-                )  # fmt: skip
-                reports.append(summarize(result, args.sessions, args.turns, args.concurrent))
+            for number in range(args.rounds):
+                reports = []
+                for n in counts:
+                    result = asyncio.run(
+                        run_once(
+                            n, store, Path(tmp) / f"round{number}", args.sessions, args.turns,
+                            args.concurrent, args.max_seconds, args.kill and n == max(counts),
+                        )
+                    )  # fmt: skip
+                    reports.append(summarize(result, args.sessions, args.turns, args.concurrent))
+                add_scaling(reports, os.cpu_count() or 1)
+                rounds.append(reports)
     finally:
         if pg_dir is not None:
             stop_postgres(pg_dir)
-    add_scaling(reports, os.cpu_count() or 1)
+    if len(rounds) > 1:
+        for number, reports in enumerate(rounds, 1):
+            print(f"round {number}:")
+            print_table(reports)
+        print("median round of each replica count:")
+    reports = median_runs(rounds)
     print_table(reports)
     payload = {
         "runs": reports,
+        "rounds": rounds,
         "session_store": "postgresql (.ci/postgres.sh)" if pg_dir else "postgresql (given)",
         "model": "offline",
         "python": platform.python_version(),
@@ -531,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
         r["acknowledged_turns_lost"] == 0
         and r["turns_stored_twice"] == 0
         and r["cross_replica_reads_disagreeing"] == 0
+        for reports in rounds
         for r in reports
     )
     return 0 if clean else 1

@@ -37,6 +37,9 @@ from .instructions import RouteEntry
 from .phrase_cache import PhraseCache
 from .router import AgentProfile, RouteDecision, Router
 
+WARM_UP_MESSAGE = "hello"
+"""What :meth:`FastPath.warm_up` decides on (any text would do)."""
+
 logger = logging.getLogger("troupe.router")
 
 ROUTER_CALL_PREFIX = f"{CLIENT_CALL_ID_PREFIX}troupe-router-"
@@ -183,6 +186,11 @@ class FastPath:
                     profiles, self._encoder(), threshold=self._threshold, cache=self._cache
                 )
             return self._router
+
+    async def warm_up(self) -> None:
+        """Build the router and make one decision now, on the router's worker,
+        so that the first user's turn pays for neither."""
+        await decision_batcher().decide(await self.router(), WARM_UP_MESSAGE)
 
     async def before_model(
         self, callback_context: CallbackContext, llm_request: LlmRequest

@@ -38,6 +38,7 @@ from ..errors import ConfigError
 from ..remote import check_remote_agents
 from ..runtime.app import DEFAULT_APP_NAME
 from ..runtime.app import build_app as build_runtime_app
+from ..runtime.warm_up import warm_up
 from ..sandbox.private import private_dir
 from ..settings import Settings
 from ..stores.lock_limits import SessionBusyError
@@ -197,6 +198,8 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await _startup_report(root, service, settings.session_store)
+        # Readiness includes the first turn's one-off costs (runtime/warm_up.py).
+        logger.debug("warm-up took %.2f s", await warm_up(root))
         async with AsyncExitStack() as stack:
             if a2a_app is not None:
                 await stack.enter_async_context(a2a_app.router.lifespan_context(a2a_app))
