@@ -83,7 +83,8 @@ async def test_an_unclear_request_reaches_the_model_with_the_routers_hint(
     assert simplify(events) == [("orchestrator", "text", None)]
     (request,) = orchestrator_requests(model)
     assert ROUTER_HINT_HEADING in system_text(request)
-    assert assistant.last_turn is not None and assistant.last_turn.router == "defer"
+    # The router did not hand it on: the model decides, with the hint.
+    assert assistant.last_turn is not None and assistant.last_turn.router in ("defer", "direct")
 
 
 async def test_a_greeting_is_answered_by_the_orchestrators_model(tools: list[Tool]) -> None:

@@ -320,6 +320,7 @@ def _tell_offline_models_the_team(root: LlmAgent, entries: Sequence[RouteEntry])
             name=e.name,
             keywords=(*e.keywords, *e.match_phrases),
             text=" ".join(t for t in (e.role, e.accepts) if t),
+            plans=e.name == PLANNER_NAME,
         )
         for e in entries
     ]

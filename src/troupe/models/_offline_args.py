@@ -46,14 +46,28 @@ def quoted(text: str) -> list[str]:
     return [s for s in spans if s]
 
 
+_DOMAIN = re.compile(
+    r"(?<![\w@/.-])((?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|app|ai|co|gov|edu|info|"
+    r"uk|de|fr|es|pt|it|nl|eu)(?:/[^\s'\"`<>)]*)?)(?![\w-])",
+    re.I,
+)
+"""A web address written without its scheme ("python.org", "status.example.com/x"):
+a host ending in a common top-level domain, so that file names ("notes.md",
+"setup.py") are not taken for one."""
+
+
 def find_url(text: str) -> str | None:
+    """A URL in ``text``: one with its scheme, else a bare web address, given https."""
     match = _URL.search(text)
-    return match.group(0).rstrip(".,;") if match else None
+    if match:
+        return match.group(0).rstrip(".,;")
+    bare = _DOMAIN.search(text)
+    return f"https://{bare.group(1).rstrip('.,;')}" if bare else None
 
 
 def find_path(text: str) -> str | None:
     """A file or directory path named in ``text``; '.' when it says 'here'."""
-    without_urls = _URL.sub(" ", text)
+    without_urls = _DOMAIN.sub(" ", _URL.sub(" ", text))
     for span in quoted(without_urls):
         if "/" in span or ("." in span.strip(".") and " " not in span):
             return span

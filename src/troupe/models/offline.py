@@ -38,7 +38,7 @@ from .. import prompts
 from .._adk_compat import is_relayed_context, relayed_tool_results
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..tool_results import readable_result
-from ._offline_args import argument_evidence, fill_arguments
+from ._offline_args import argument_evidence, fill_arguments, find_path, find_url
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
 
@@ -59,6 +59,20 @@ _GREETINGS = (
     "bye",
     "goodbye",
 )
+_WEAK_HINT = 0.2
+"""Below this, the router's best candidate is a guess: the orchestrator hands
+the request on only when a keyword of that agent is in it too."""
+_CONDITION = re.compile(r"^(?:if|when|once|unless|in case|as soon as)\b", re.I)
+"""A clause that is the condition of the step after it ("if it's down, ...")."""
+_SYNONYMS = {
+    "look": "search",
+    "find": "search",
+    "lookup": "search",
+    "fetch": "open",
+    "save": "write",
+}
+"""Request verbs and the word a tool's name or description uses for them."""
+_DANGLING = re.compile(r"\s+(?:and|then)$", re.I)
 _SPLIT_STEPS = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|\.\s+)\s*", re.I)
 # "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
 # URL ("https://") does not.
@@ -81,6 +95,9 @@ class TeamRoute:
     topology's match phrases, which no instruction shows)."""
     text: str = ""
     """Its description and what it accepts, for steps that name no keyword."""
+    plans: bool = False
+    """It carries out requests of several steps (the planner): the orchestrator
+    hands it a request whose steps belong to different members."""
 
 
 def _usage(request: LlmRequest, reply: str) -> types.GenerateContentResponseUsageMetadata:
@@ -205,6 +222,12 @@ def _score(text: str, route: TeamRoute) -> tuple[int, int]:
     first = words(text)[:1]
     if first and any(contains_phrase(first[0], k) for k in route.keywords if " " not in k):
         score += 3
+    # An address or a file path in the request is an instance of the keyword
+    # that names its kind ("url", "file"), written or not.
+    for kind, found in (("url", find_url), ("file", find_path)):
+        if kind in route.keywords and found(text) is not None:
+            score += 2
+            first_at = min(first_at, 10**5)
     return score, -first_at
 
 
@@ -270,6 +293,9 @@ _STEP_COMMA = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)\s*", re.I)
 
 
 _PRONOUN = re.compile(r"\b(?:it|them)\b", re.I)
+_REFERENT_LEAD = "it: "
+_REFERENT_NOTE = re.compile(r"\s*\(it: ([^()]*)\)")
+"""What a plan step adds to say what its "it" stands for."""
 _OBJECT = re.compile(
     r"^\s*\w+\s+((?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+){0,2}?)"
     r"(?=\s+(?:in|from|of|to|into|with|as|on|at|and)\b|\s*$)",
@@ -300,10 +326,28 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
         return []
     parts = _GOAL_COLON.split(text, maxsplit=1)
     goal = parts[1] if len(parts) == 2 and parts[1].strip() else _PLAN_LEAD.sub("", text)
-    steps = [s.strip(" .") for s in _SPLIT_STEPS.split(goal) if s.strip(" .")]
+    steps = [_clause(s) for s in _SPLIT_STEPS.split(goal) if _clause(s)]
     if len(steps) == 1:
-        steps = [s.strip(" .") for s in _STEP_COMMA.split(goal) if s.strip(" .")]
-    return _step_owners(steps, goal, team)
+        steps = [_clause(s) for s in _STEP_COMMA.split(goal) if _clause(s)]
+    return _step_owners(_with_conditions(steps), goal, team)
+
+
+def _clause(text: str) -> str:
+    """A step's words without the punctuation and the dangling 'and' around them."""
+    return _DANGLING.sub("", text.strip(" .,"))
+
+
+def _with_conditions(steps: Sequence[str]) -> list[str]:
+    """Join each condition clause to the step it guards: one step, one owner."""
+    out: list[str] = []
+    pending = ""
+    for i, step in enumerate(steps):
+        if _CONDITION.match(step) and i + 1 < len(steps):
+            pending += f"{step}, "
+            continue
+        out.append(pending + step)
+        pending = ""
+    return out
 
 
 def _plan_text(owners: Sequence[tuple[str, str]]) -> str:
@@ -408,6 +452,9 @@ class OfflineModel(BaseLlm):
         if note and prompts.asks_report(note):
             return [types.Part(text=_last_result_in_history(request))]
         excluded = _excluded_agents(request)
+        if (planner := self._planner_for(text, excluded)) is not None:
+            call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: planner.name})
+            return [types.Part(function_call=call)]
         hinted = prompts.router_candidates(system_text(request))
         if hinted is not None:
             # The router already scored the team: follow its best candidate.
@@ -415,12 +462,24 @@ class OfflineModel(BaseLlm):
             route = next((r for r in routes for n, _ in hinted[:1] if r.name == n), None)
             if route is None or route.name not in known:
                 return [types.Part(text=self._direct(text))]
+            if hinted[0][1] < _WEAK_HINT and _score(text, route)[0] == 0:
+                # The router's best is a weak guess and no keyword of that
+                # agent is in the request: no one on the team does this.
+                return [types.Part(text=self._direct(text))]
         else:
             route = best_route(text, [r for r in routes if r.name not in excluded])
         if route is None:
             return [types.Part(text=self._direct(text))]
         call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: route.name})
         return [types.Part(function_call=call)]
+
+    def _planner_for(self, text: str, excluded: set[str]) -> TeamRoute | None:
+        """The team's planner, when ``text`` has steps for different members."""
+        planner = next((r for r in self.team if r.plans and r.name not in excluded), None)
+        if planner is None or _asks_plan_only(text):
+            return None
+        owners = {owner for _, owner in _plan(text, [r for r in self.team if not r.plans])}
+        return planner if len(owners) > 1 else None
 
     @staticmethod
     def _direct(text: str) -> str:
@@ -433,11 +492,14 @@ class OfflineModel(BaseLlm):
         )
 
     def _act(self, text: str, tools: dict[str, types.FunctionDeclaration]) -> list[types.Part]:
-        if (peer := self._better_peer(text)) is not None:
+        # A plan step's own words pick the agent and the tool; the previous
+        # step's result it carries, and what "it" stands for, only fill the
+        # arguments.
+        own_words = _REFERENT_NOTE.sub("", text.split(_PREVIOUS_STEP, 1)[0])
+        if (peer := self._better_peer(own_words)) is not None:
             return [types.Part(text=self._reject_to(peer))]
-        # A plan step's own words pick the tool; the previous step's result it
-        # carries only fills the arguments.
-        request_stems = stems(text.split(_PREVIOUS_STEP, 1)[0])
+        request_stems = stems(own_words)
+        request_stems |= {stem(_SYNONYMS[w]) for w in request_stems if w in _SYNONYMS}
         best_name, best_score = None, 0
         for name, decl in tools.items():
             name_stems = stems(name.replace("_", " "))
@@ -449,8 +511,9 @@ class OfflineModel(BaseLlm):
         if best_name is None:
             if _is_greeting(text) and not self.team:
                 return [types.Part(text=_greeting_reply(text))]
-            return [types.Part(text=self._reject(text))]
+            return [types.Part(text=self._reject(own_words))]
         request, _, previous = text.partition(_PREVIOUS_STEP)
+        request = _REFERENT_NOTE.sub(r" (\1)", request)  # what "it" is fills arguments
         args = fill_arguments(_schema(tools[best_name]), request, previous or None)
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
 
@@ -492,7 +555,7 @@ class OfflineModel(BaseLlm):
             step, owner = steps[len(done)]
             referent = _referent(step, [s for s, _ in steps[: len(done)]])
             if referent is not None:
-                step = f"{step} ({referent})"
+                step = f"{step} ({_REFERENT_LEAD}{referent})"
             ask = step if not done else f"{step}{_PREVIOUS_STEP}{done[-1][1]}"
             call = types.FunctionCall(name=owner, args={"request": ask})
             return [types.Part(function_call=call)]

@@ -96,9 +96,10 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
             tools.append(item)
     texts = [agent.description or ""]
     keywords: Sequence[str] = ()
+    fragments: Sequence[str] = ()
     if entry is not None:
         texts += [entry.role, entry.accepts, entry.returns, *entry.capabilities.split(", ")]
-        keywords = (*entry.keywords, *entry.match_phrases)
+        keywords, fragments = entry.keywords, entry.match_phrases
     texts += [t.description or "" for t in tools]
     return AgentProfile.build(
         agent.name,
@@ -106,6 +107,7 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
         keywords=keywords,
         tool_names=[t.name for t in tools],
         parameter_names=[p for t in tools for p in _declared_parameters(t)],
+        fragments=fragments,
     )
 
 

@@ -159,6 +159,14 @@ class AgentProfile:
     """Keys of :data:`STRUCTURES` this agent's tools take."""
     plans: bool = False
     """This agent breaks multi-step requests into steps (gets compound requests)."""
+    fragments: tuple[str, ...] = ()
+    """Request fragments the lexical signal looks for too, but the semantic one
+    never compares with: alone they mean little ("i told you")."""
+
+    @property
+    def lexical_keywords(self) -> tuple[str, ...]:
+        """Everything the lexical signal looks for."""
+        return (*self.keywords, *self.fragments)
 
     @classmethod
     def build(
@@ -169,6 +177,7 @@ class AgentProfile:
         keywords: Iterable[str] = (),
         tool_names: Iterable[str] = (),
         parameter_names: Iterable[str] = (),
+        fragments: Iterable[str] = (),
     ) -> AgentProfile:
         """A profile from an agent's texts, keywords and tools.
 
@@ -182,7 +191,8 @@ class AgentProfile:
             kind for kind, (_, markers) in STRUCTURES.items() if marks & set(markers)
         )
         plans = any(p in words for p in _PLAN_WORDS)
-        return cls(name, phrases, words, structures, plans)
+        bits = tuple(dict.fromkeys(f.strip().lower() for f in fragments if f and f.strip()))
+        return cls(name, phrases, words, structures, plans, bits)
 
 
 @dataclass(frozen=True)
@@ -385,7 +395,7 @@ class Router:
         found = structures_in(text)
         out = []
         for profile, sem, near in zip(self.profiles, semantic, nearest, strict=True):
-            lex = lexical_score(text, profile.keywords)
+            lex = lexical_score(text, profile.lexical_keywords)
             struct = 1.0 if found & profile.structures else 0.0
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
             out.append(
@@ -431,7 +441,7 @@ class Router:
         return (
             planner is not None
             and len(parts) > 1
-            and bool(lexical_score(parts[0], planner.keywords))
+            and bool(lexical_score(parts[0], planner.lexical_keywords))
         )
 
     def _owns_clause(self, ranked: list[Candidate]) -> bool:
