@@ -346,3 +346,81 @@ async def test_exec_shell_runs_in_the_workspace(workspace: Path) -> None:
     result = await exec_shell.func("pwd")
 
     assert result["stdout"].strip() == str(workspace.resolve())
+
+
+# Multi-step requests and requests no one on the team can do.
+
+
+async def test_planner_joins_a_condition_to_the_step_it_guards(assistant: Assistant) -> None:
+    events = await run(
+        assistant,
+        "plan: check the forecast on weather.com and, if rain is expected, "
+        "remember that I need an umbrella",
+    )
+
+    assert final_text(events).splitlines()[1:] == [
+        "1. check the forecast on weather.com -> navigator",
+        "2. if rain is expected, remember that I need an umbrella -> chronicler",
+    ]
+
+
+async def test_a_step_that_only_acts_on_what_came_before_stays_with_its_member(
+    assistant: Assistant,
+) -> None:
+    events = await run(assistant, "plan: open https://example.com and read it")
+
+    assert final_text(events).splitlines()[1:] == [
+        "1. open https://example.com -> navigator",
+        "2. read it -> navigator",
+    ]
+
+
+async def test_orchestrator_hands_steps_for_different_members_to_the_planner(
+    assistant: Assistant,
+) -> None:
+    events = await run(assistant, "read notes.txt, then remember what it says")
+
+    assert simplify(events)[0] == ("orchestrator", "transfer", "planner")
+    # The planner's tools are its team: one call per step, in order.
+    assert [s.name for s in all_steps(events) if s.kind == "tool_call"] == [
+        "operator",
+        "chronicler",
+    ]
+    answer = final_text(events)
+    assert "Result of fs_read" in answer and "remember the milk" in answer
+    assert "Result of memory_store" in answer
+
+
+async def test_a_host_and_port_is_not_read_as_a_plan_goal(assistant: Assistant) -> None:
+    events = await run(assistant, "open http://127.0.0.1:8080/about and read it")
+
+    assert simplify(events)[0] == ("orchestrator", "transfer", "navigator")
+    assert first_call(events) == ("browser_open", {"url": "http://127.0.0.1:8080/about"})
+
+
+@pytest.mark.parametrize(
+    ("text", "url"),
+    [
+        ("Fetch the release schedule from python.org", "https://python.org"),
+        ("open status.example.com/incidents please", "https://status.example.com/incidents"),
+        ("read notes.md and setup.py", None),
+        ("mail bob@example.com", None),
+    ],
+)
+def test_a_bare_web_address_is_opened_over_https_and_file_names_are_not_addresses(
+    text: str, url: str | None
+) -> None:
+    from troupe.models._offline_args import find_url
+
+    assert find_url(text) == url
+
+
+async def test_a_request_the_router_only_guesses_at_and_no_keyword_names_gets_a_cannot(
+    team_tools: list[Tool],
+) -> None:
+    routed = Assistant(build_agent_tree(Config(tools=team_tools, model="offline", router="auto")))
+
+    events = await run(routed, "Order a large pepperoni pizza to my office.")
+
+    assert [a for a, kind, _ in simplify(events) if kind == "transfer"] == []
+    assert "no agent on the team matches" in final_text(events)

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from troupe import Config, build_agent_tree
@@ -364,3 +367,31 @@ def test_with_the_router_off_the_encoder_is_never_imported(tmp_path: Path) -> No
     )
 
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+class _RecordingEncoder:
+    """Fixed vectors; keeps every text it was asked to encode."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+        self.texts.extend(texts)
+        return np.ones((len(texts), 3), dtype=np.float32) / np.sqrt(3)
+
+
+def test_match_phrases_count_as_words_but_are_never_compared_for_meaning() -> None:
+    encoder = _RecordingEncoder()
+    memory = AgentProfile.build(
+        "chronicler", texts=["Keeps memory of the user."], keywords=["remember"],
+        fragments=["i told you"],
+    )  # fmt: skip
+    shell = AgentProfile.build("operator", texts=["Runs shell commands."], keywords=["run"])
+    router = Router([memory, shell], encoder, threshold=0.75)
+
+    decision = router.decide("what did i told you about my trip")
+
+    assert "i told you" not in encoder.texts  # not a phrase of the semantic signal
+    assert "remember" in encoder.texts
+    best = decision.candidates[0]
+    assert best.name == "chronicler" and best.lexical > 0

@@ -42,8 +42,8 @@ class AgentSpec:
     """Words in a request that point to this agent, shown in the instructions."""
     match_phrases: tuple[str, ...] = ()
     """Fragments that point to this agent but read as nonsense to a model
-    ("what did i", "note that i"): the router and the offline model match them;
-    no instruction shows them."""
+    ("what did i", "note that i"): the router and the offline model match them
+    as words (never for meaning); no instruction shows them."""
     accepts: str = ""
     """What kind of task the agent takes."""
     returns: str = ""

@@ -76,7 +76,7 @@ _DANGLING = re.compile(r"\s+(?:and|then)$", re.I)
 _SPLIT_STEPS = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|\.\s+)\s*", re.I)
 # "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
 # URL ("https://") does not.
-_GOAL_COLON = re.compile(r":(?!//)\s*")
+_GOAL_COLON = re.compile(r":(?!//|\d)\s*")
 _PLAN_LEAD = re.compile(
     r"^(?:please\s+)?(?:make\s+a\s+|write\s+a\s+)?plan\b(?:\s+(?:the|some))?"
     r"(?:\s+steps)?(?:\s+(?:to|for|how\s+to))?\s+",
@@ -257,10 +257,17 @@ def _step_owners(
     by its description; a step that names neither ("tag it") continues the
     step before it (or the next one that has an owner). Only team members
     are named, never the orchestrator, which does no work itself."""
-    found = [best_route(step, team) or _described_route(step, team) for step in steps]
+    found = [
+        None
+        if _BARE_PRONOUN.match(step)
+        else best_route(step, team) or _described_route(step, team)
+        for step in steps
+    ]
     fallback = best_route(goal, team) or _described_route(goal, team) or team[0]
     owners: list[TeamRoute] = []
     for i, route in enumerate(found):
+        if owners and route is not owners[-1] and _score(steps[i], owners[-1])[0] > 0:
+            route = owners[-1]  # "open the page and read the page": one member's work
         if route is None:
             later = next((r for r in found[i + 1 :] if r is not None), None)
             route = owners[-1] if owners else later or fallback
@@ -293,6 +300,11 @@ _STEP_COMMA = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)\s*", re.I)
 
 
 _PRONOUN = re.compile(r"\b(?:it|them)\b", re.I)
+_BARE_PRONOUN = re.compile(
+    r"^\s*\w+\s+(?:it|them|this|that)(?:\s+(?:out|up|back|through))?\s*$", re.I
+)
+"""A step that only does something to what came before ("read it"): the
+member who produced it carries on."""
 _REFERENT_LEAD = "it: "
 _REFERENT_NOTE = re.compile(r"\s*\(it: ([^()]*)\)")
 """What a plan step adds to say what its "it" stands for."""
