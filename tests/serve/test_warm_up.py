@@ -31,7 +31,7 @@ _FIRST_TURNS = textwrap.dedent(
     )
 
     async def main():
-        await warm_up(root)
+        await warm_up(root, freeze=True)
         before = set(sys.modules)
         assistant = Assistant(root)
         answers = [
@@ -80,6 +80,6 @@ async def test_a_failing_warm_up_is_logged_and_serving_goes_on(
         ).config
     )
     with caplog.at_level(logging.WARNING, logger="troupe.serve"):
-        seconds = await warm_up(root, freeze=False)
+        seconds = await warm_up(root)
     assert seconds >= 0
     assert "encoder weights unreadable" in caplog.text

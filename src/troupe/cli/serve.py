@@ -124,8 +124,9 @@ def run_server(
             trust_workspace_config=trust_workspace_config,
         )
         options = ServeOptions(
-            host=host, port=port, web=web, a2a=a2a, agent=agent, public_url=public_url
-        )
+            host=host, port=port, web=web, a2a=a2a, agent=agent, public_url=public_url,
+            freeze_heap=True,  # this process is the server's alone
+        )  # fmt: skip
         with contextlib.suppress(OSError):  # build_app names an unusable data directory
             attach_log_file(settings.data_dir)  # tracebacks and MCP servers' stderr
         api = build_app(settings, options)

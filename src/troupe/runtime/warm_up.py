@@ -7,8 +7,9 @@ ready should answer its first user as fast as its hundredth, and a replica an
 operator adds should add throughput from its first turn, so ``troupe serve``
 pays all of that at start-up: one decision by the tree's router and one turn of
 a throwaway agent on the offline model, in memory (no model provider, no
-session store, nothing of the user's tree runs). Then it freezes what it built
-out of the garbage collector's way (:func:`warm_up`).
+session store, nothing of the user's tree runs). ``troupe serve``, which owns
+its process, then freezes what start-up built out of the garbage collector's
+way (:func:`warm_up`'s ``freeze``).
 """
 
 from __future__ import annotations
@@ -32,14 +33,16 @@ WARM_UP_APP = "troupe_warm_up"
 """The throwaway app's name; its session lives in memory and goes with it."""
 
 
-async def warm_up(root: object, *, freeze: bool = True) -> float:
+async def warm_up(root: object, *, freeze: bool = False) -> float:
     """Warm the process for ``root``'s turns; the seconds it took.
 
     With ``freeze``, what start-up left alive is then moved out of the garbage
     collector's sight (:func:`gc.freeze`): the modules, the tree and the
     encoder live as long as the process, and without the freeze every full
     collection walks them again. That takes about a tenth off a served turn's
-    CPU. Never raises: a failure is logged and the first turn pays instead.
+    CPU. It is process-wide (frozen objects are never collected), so only a
+    caller that owns the process should ask for it. Never raises: a failure
+    is logged and the first turn pays instead.
     """
     start = time.perf_counter()
     try:

@@ -76,6 +76,10 @@ class ServeOptions:
     """Serve only this specialist (with its tools) instead of the whole team."""
     public_url: str | None = None
     """Base URL clients use to reach the server, for the A2A card; default http://host:port."""
+    freeze_heap: bool = False
+    """After the warm-up, freeze what start-up built out of the garbage
+    collector's way (:func:`troupe.runtime.warm_up.warm_up`). It is process-wide,
+    so only ``troupe serve``, which owns its process, turns it on."""
 
     @property
     def base_url(self) -> str:
@@ -199,7 +203,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await _startup_report(root, service, settings.session_store)
         # Readiness includes the first turn's one-off costs (runtime/warm_up.py).
-        logger.debug("warm-up took %.2f s", await warm_up(root))
+        logger.debug("warm-up took %.2f s", await warm_up(root, freeze=options.freeze_heap))
         async with AsyncExitStack() as stack:
             if a2a_app is not None:
                 await stack.enter_async_context(a2a_app.router.lifespan_context(a2a_app))
