@@ -24,7 +24,13 @@ from troupe.routing.calibration import (
 )
 from troupe.routing.encoder import default_encoder
 from troupe.routing.fastpath import FastPath
-from troupe.routing.router import AgentProfile, Router, lexical_score, structures_in
+from troupe.routing.router import (
+    AgentProfile,
+    Router,
+    is_open_question,
+    lexical_score,
+    structures_in,
+)
 from troupe.settings import read_config_file
 from troupe.topology import AgentSpec, Topology
 from troupe.tree import TroupeAgent
@@ -395,3 +401,95 @@ def test_match_phrases_count_as_words_but_are_never_compared_for_meaning() -> No
     assert "remember" in encoder.texts
     best = decision.candidates[0]
     assert best.name == "chronicler" and best.lexical > 0
+
+
+class _AxisEncoder:
+    """Known texts to fixed vectors; the router's greeting and general-question
+    examples (and anything unknown) to an axis of their own."""
+
+    def __init__(self, vectors: dict[str, Sequence[float]]) -> None:
+        self.vectors = vectors
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+        rows = [self.vectors.get(t, (0.0, 0.0, 1.0, 0.0)) for t in texts]
+        out = np.asarray(rows, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def _two_agents(vectors: dict[str, Sequence[float]]) -> Router:
+    shop = AgentProfile.build("shop", texts=["sells things"])
+    bank = AgentProfile.build("bank", texts=["moves money"])
+    encoder = _AxisEncoder({"sells things": (1, 0, 0, 0), "moves money": (0, 1, 0, 0), **vectors})
+    return Router([shop, bank], encoder, threshold=0.75)
+
+
+def test_a_route_on_meaning_alone_needs_one_of_the_agents_phrases_close_by() -> None:
+    router = _two_agents({"faint": (0.2, 0, 0, 0.98), "close": (0.6, 0, 0, 0.8)})
+
+    faint, close = router.decide_many(["faint", "close"])
+
+    # Both lead the field by the same share; only the close one is near "shop".
+    assert faint.candidates[0].name == close.candidates[0].name == "shop"
+    assert faint.confidence >= router.threshold
+    assert faint.kind == "defer"
+    assert close.kind == "route" and close.agent == "shop"
+
+
+def test_ordered_steps_of_which_one_belongs_elsewhere_are_not_routed_to_one_agent() -> None:
+    router = _two_agents(
+        {
+            "buy the lamp then pay the rent": (0.7, 0.1, 0, 0.7),
+            "buy the lamp and pay the rent": (0.7, 0.1, 0, 0.7),
+            "buy the lamp": (0.8, 0, 0, 0.6),
+            "pay the rent": (0, 0.2, 0, 0.98),
+        }
+    )
+
+    ordered, joined = router.decide_many(
+        ["buy the lamp then pay the rent", "buy the lamp and pay the rent"]
+    )
+
+    assert ordered.kind == "defer" and ordered.agent == "shop"
+    assert joined.kind == "route" and joined.agent == "shop"
+
+
+def test_an_everyday_word_is_never_read_as_a_typo_of_a_keyword() -> None:
+    assert lexical_score("pay the invoice from acme", ["form"]) == 0
+    assert lexical_score("fill in the frm on the page", ["form"]) > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is a knowledge graph, roughly?",
+        "Could you explain how public-key encryption works?",
+        "Warum ist der Himmel blau?",
+        "Comment fonctionne une signature numérique ?",
+    ],
+)
+def test_a_question_about_the_world_is_an_open_question(text: str) -> None:
+    assert is_open_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is in our knowledge base about backups?",
+        "What did I tell you about my trip?",
+        "How much disk space is left on this machine?",
+        "Was habe ich dir über meinen Urlaub erzählt?",
+        "Encrypt the note: meet at noon.",
+    ],
+)
+def test_a_question_about_the_users_things_is_not_an_open_question(text: str) -> None:
+    assert not is_open_question(text)
+
+
+def test_an_open_question_on_an_agents_subject_is_left_to_the_model_to_answer() -> None:
+    router = _two_agents({"why do shops sell things?": (0.9, 0, 0, 0.44)})
+
+    decision = router.decide("why do shops sell things?")
+
+    assert decision.candidates[0].name == "shop" and decision.confidence >= router.threshold
+    assert decision.kind == "defer" and decision.agent is None
+    assert "answer it yourself" in decision.hint()

@@ -1,7 +1,8 @@
 """The development and test routing sets stay apart: nothing is tuned on the test set.
 
-The router's examples (``routing/data/examples.yaml``) and the topology's
-keywords may be modelled on the development set. A request of the frozen
+The router's examples (``routing/data/examples.yaml`` and each topology
+agent's ``examples``) and the topology's keywords may be modelled on the
+development set. A request of the frozen
 test set must never show up in them, as written or nearly so; and the test
 set itself changes only on purpose (its digest is pinned here).
 """
@@ -45,12 +46,18 @@ def _near(a: str, b: str, bound: float) -> bool:
 
 
 def _tuned_texts() -> list[str]:
-    """Everything the router is tuned with: its examples and every topology's keywords."""
+    """Everything the router is tuned with: its examples and every topology's
+    keywords, match phrases and example requests."""
     texts = [*GREETINGS, *OPEN_QUESTIONS]
     for name in ("default", "classic"):
         for agent in resolve_topology(name).agents:
-            texts += [*agent.keywords, agent.description]
+            texts += [*agent.keywords, *agent.match_phrases, *agent.examples, agent.description]
     return texts
+
+
+def test_the_leak_check_reads_every_agents_example_requests() -> None:
+    examples = [e for agent in resolve_topology("default").agents for e in agent.examples]
+    assert examples and set(examples) <= set(_tuned_texts())
 
 
 def test_the_frozen_test_set_has_not_changed() -> None:

@@ -317,3 +317,49 @@ def test_troupe_tree_says_which_agent_was_left_out_and_why(tmp_path: Path) -> No
     assert painter == ["agent 'painter' left out: no tool's name starts with paint_ or canvas_"]
     assert any("agent 'composer' left out" in line for line in lines)
     assert not any("'critic' left out" in line for line in lines)
+
+
+EXAMPLES_TOPOLOGY = """\
+agents:
+  - name: painter
+    description: Paints pictures.
+    prefixes: [paint_]
+    examples: ["paint me a sunset over the harbour", "draw my cat as a knight"]
+"""
+
+
+def test_a_topologys_examples_reach_the_router_but_no_instruction(tmp_path: Path) -> None:
+    import asyncio
+
+    from troupe.tree import TroupeAgent
+
+    path = write(tmp_path, EXAMPLES_TOPOLOGY)
+    spec = troupe.load_topology(path).agents[0]
+    assert spec.examples == ("paint me a sunset over the harbour", "draw my cat as a knight")
+
+    root = troupe.build_agent_tree(
+        troupe.Config(tools=[tool("paint_sky")], model="offline", topology=path, router="auto")
+    )
+
+    instructions = [str(a.instruction) for a in (root, *root.sub_agents)]  # type: ignore[attr-defined]
+    assert not any("sunset" in text for text in instructions)
+    assert isinstance(root, TroupeAgent) and root.troupe_router is not None
+    router = asyncio.run(root.troupe_router.router())
+    (painter,) = [p for p in router.profiles if p.name == "painter"]
+    assert "draw my cat as a knight" in painter.phrases
+
+
+def test_every_built_in_agent_has_examples_in_each_measured_language() -> None:
+    import re
+
+    marks = {
+        "de": r"[äöüß]|\b(?:der|die|das|mir|dir|ich)\b",
+        "es": r"[ñ¿]|\b(?:el|la|los|que|de)\b",
+        "fr": r"[àèêç]|\b(?:le|les|des|je|et|ce|sur)\b",
+        "pt": r"[ãõ]|\b(?:o|os|do|da|na)\b",
+    }
+    for agent in troupe.DEFAULT_TOPOLOGY.agents:
+        assert len(agent.examples) >= 8, agent.name
+        foreign = [e for e in agent.examples if not e.isascii() or e[0].isupper()]
+        for language, mark in marks.items():
+            assert any(re.search(mark, e, re.I) for e in foreign), (agent.name, language)

@@ -44,6 +44,10 @@ class AgentSpec:
     """Fragments that point to this agent but read as nonsense to a model
     ("what did i", "note that i"): the router and the offline model match them
     as words (never for meaning); no instruction shows them."""
+    examples: tuple[str, ...] = ()
+    """Requests this agent serves, written as a user would write them. The
+    router compares a request with them for meaning (they are closer to real
+    requests than a role description is); no instruction shows them."""
     accepts: str = ""
     """What kind of task the agent takes."""
     returns: str = ""
@@ -127,6 +131,10 @@ class _AgentSpecFile(BaseModel):
         default_factory=list,
         description="Request fragments matched by the router but never shown to a model.",
     )
+    examples: list[str] = Field(
+        default_factory=list,
+        description="Requests this agent serves; the router compares requests with them.",
+    )
     accepts: str = ""
     returns: str = ""
     cannot_do: list[str] = Field(default_factory=list)
@@ -183,6 +191,7 @@ def load_topology(path: str | Path) -> Topology:
                 synonyms=tuple(a.synonyms),
                 keywords=tuple(a.keywords),
                 match_phrases=tuple(a.match_phrases),
+                examples=tuple(a.examples),
                 accepts=a.accepts,
                 returns=a.returns,
                 cannot_do=tuple(a.cannot_do),

@@ -204,6 +204,7 @@ def _route_entry(spec: AgentSpec, tools: Sequence[Tool], topology: Topology) -> 
         returns=spec.returns,
         cannot_do=spec.cannot_do,
         match_phrases=spec.match_phrases,
+        examples=spec.examples,
     )
 
 

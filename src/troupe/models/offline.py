@@ -59,7 +59,7 @@ _GREETINGS = (
     "bye",
     "goodbye",
 )
-_WEAK_HINT = 0.2
+_WEAK_HINT = 0.28
 """Below this, the router's best candidate is a guess: the orchestrator hands
 the request on only when a keyword of that agent is in it too."""
 _CONDITION = re.compile(r"^(?:if|when|once|unless|in case|as soon as)\b", re.I)

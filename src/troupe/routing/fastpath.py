@@ -99,6 +99,7 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
     fragments: Sequence[str] = ()
     if entry is not None:
         texts += [entry.role, entry.accepts, entry.returns, *entry.capabilities.split(", ")]
+        texts += entry.examples
         keywords, fragments = entry.keywords, entry.match_phrases
     texts += [t.description or "" for t in tools]
     return AgentProfile.build(

@@ -36,6 +36,9 @@ class RouteEntry:
     cannot_do: Sequence[str] = ()
     match_phrases: Sequence[str] = ()
     """Matched by the router and the offline model; never written into an instruction."""
+    examples: Sequence[str] = ()
+    """Requests the agent serves: the router compares requests with them for
+    meaning; never written into an instruction."""
 
 
 def effective_rounds(max_delegation_rounds: int | None) -> int:

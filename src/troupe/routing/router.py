@@ -81,6 +81,15 @@ def _examples(group: str) -> tuple[str, ...]:
     return tuple(str(item) for item in yaml.safe_load(text)[group]["examples"])
 
 
+WORDS_FILE = "words.yaml"
+"""Word lists of the router's rules, in ``troupe/routing/data``: each with where it came from."""
+
+
+def _word_list(group: str) -> frozenset[str]:
+    text = (resources.files("troupe.routing") / "data" / WORDS_FILE).read_text("utf-8")
+    return frozenset(str(word) for word in yaml.safe_load(text)[group]["words"])
+
+
 GREETINGS: tuple[str, ...] = _examples("greetings")
 """Examples of the greeting class, in the languages the router is measured on."""
 
@@ -135,6 +144,10 @@ _CLAUSE_SPLIT = re.compile(
     r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+)?|,?\s+depois\s+)\s*",
     re.I,
 )
+_SEQUENCE = re.compile(
+    r"\b(?:then|afterwards|after that|dann|danach|luego|después|puis|ensuite|depois)\b", re.I
+)
+"""Words that order one step after another: a request with them has steps."""
 _PLAN_WORDS = ("plan", "steps", "step by step")
 _MIN_CLAUSE_WORDS = 2
 _TOP_PHRASES = 3
@@ -143,6 +156,12 @@ _CLAUSE_LEAD = 0.05
 _CLAUSE_MIN = 0.25
 _CLAUSE_CLEAR_LEAD = 0.15
 """A clause counts towards a compound request when its own best agent leads by this much."""
+MIN_NEAREST = 0.35
+"""A route on meaning alone (no keyword, no structure) needs one of the agent's
+phrases at least this close: leading a field of strangers is not enough."""
+_COMMON_WORDS = _word_list("common_words")
+"""Everyday words a request is full of: each is itself, never a typo of a keyword
+("from" is not "form")."""
 
 
 @dataclass(frozen=True)
@@ -246,6 +265,8 @@ def _keyword_tokens(keyword: str) -> tuple[str, ...]:
 def _fuzzy_equal(token: str, word: str) -> bool:
     if token == word or (len(word) >= 6 and token.startswith(word)):
         return True  # a long word also as the stem of a longer one: "document(ation)"
+    if token in _COMMON_WORDS:
+        return False
     if len(word) < 4 or abs(len(token) - len(word)) > 2:
         # Short words must match exactly, or as the start of a longer word
         # ("file" in "files"), never as a typo: "pay" is not "day".
@@ -302,6 +323,32 @@ def is_greeting_shaped(text: str) -> bool:
     if not 0 < len(tokens) <= _GREETING_MAX_WORDS:
         return False
     return any(_fuzzy_equal(t, w) for t in tokens[:3] for w in _GREETING_WORDS)
+
+
+_QUESTION_OPENERS = _word_list("question_openers")
+"""Words a question about the world opens with ("what is", "warum", "comment"),
+within its first :data:`_OPENER_WITHIN` words ("could you explain ...")."""
+_OPENER_WITHIN = 4
+_PERSONAL_WORDS = _word_list("personal_words")
+"""Words that tie a request to the user, their team, this machine or this
+conversation: a question with one of them is about something troupe can act on.
+The assistant itself ("you") is not among them: "what do you think of X?"
+asks about the world."""
+
+
+def _faint(candidate: Candidate) -> bool:
+    """Only meaning points to ``candidate``, and not closely (see :data:`MIN_NEAREST`)."""
+    return candidate.structure == 0 and candidate.lexical == 0 and candidate.nearest < MIN_NEAREST
+
+
+def is_open_question(text: str) -> bool:
+    """A question about the world in general: it opens with a question word and
+    names nothing of the user's (no "my", "our", "this", in five languages).
+    "What is a knowledge graph?" is one; "what is in our knowledge base?" is not."""
+    tokens = _tokens(text)
+    return any(t in _QUESTION_OPENERS for t in tokens[:_OPENER_WITHIN]) and not any(
+        t in _PERSONAL_WORDS for t in tokens
+    )
 
 
 def split_clauses(text: str) -> list[str]:
@@ -423,14 +470,27 @@ class Router:
             ranked = self._candidates(text, semantic[i], nearest[i])
             parts = clauses[i]
             owners = set()
+            elsewhere = False
             for j, part in enumerate(parts if len(parts) > 1 else ()):
                 top = self._candidates(part, semantic[offset + j], nearest[offset + j])
                 if self._owns_clause(top):
                     owners.add(top[0].name)
+                nobodys = self.encoder is not None and _faint(top[0])
+                elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys
             offset += len(parts)
             compound = len(owners) > 1 or self._asks_for_a_plan(parts)
+            # Ordered steps ("..., then ...") of which one is another agent's, or
+            # nobody's: one agent would not do them all.
+            steps_elsewhere = elsewhere and bool(_SEQUENCE.search(text))
             decisions.append(
-                self._judge(text, ranked, float(greeting[i]), float(question[i]), compound)
+                self._judge(
+                    text,
+                    ranked,
+                    float(greeting[i]),
+                    float(question[i]),
+                    compound,
+                    steps_elsewhere=steps_elsewhere,
+                )
             )
         return decisions
 
@@ -484,7 +544,14 @@ class Router:
         return round(max(0.0, lead) / (LEXICAL_WEIGHT + STRUCTURE_WEIGHT), 4)
 
     def _judge(
-        self, text: str, ranked: list[Candidate], greeting: float, question: float, compound: bool
+        self,
+        text: str,
+        ranked: list[Candidate],
+        greeting: float,
+        question: float,
+        compound: bool,
+        *,
+        steps_elsewhere: bool = False,
     ) -> RouteDecision:
         best = ranked[0]
         shape = is_greeting_shaped(text)
@@ -509,6 +576,12 @@ class Router:
             return RouteDecision("defer", None, confidence, tuple(ranked), compound=compound)
         # The meaning must agree: words or structure alone never carry a route.
         disagree = self.encoder is not None and best.semantic < max(c.semantic for c in ranked)
-        if disagree or confidence < self.threshold:
+        # Meaning alone must come close to the agent, not just lead the others.
+        faint = self.encoder is not None and _faint(best)
+        if best.structure == 0 and is_open_question(text):
+            # A question about the world names an agent's subject, not its
+            # work: the model answers it unless it sees an agent's work in it.
+            return RouteDecision("defer", None, confidence, tuple(ranked), compound=compound)
+        if disagree or faint or steps_elsewhere or confidence < self.threshold:
             return RouteDecision("defer", best.name, confidence, tuple(ranked), compound=compound)
         return RouteDecision("route", best.name, confidence, tuple(ranked), compound=compound)
