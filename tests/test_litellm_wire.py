@@ -229,3 +229,54 @@ def test_the_app_asks_providers_to_cache_the_prompt_unless_told_not_to() -> None
     root = build_agent_tree(Config(model="offline"))
     assert build_app(root).context_cache_config is not None
     assert build_app(root, prompt_cache=False).context_cache_config is None
+
+
+def _routed_assistant(fake: FakeOpenAI, workspace: Path, *, require: bool) -> Assistant:
+    from troupe.builtins import builtin_tools
+
+    config = Config(
+        tools=builtin_tools(workspace=workspace),
+        model="openai/fake-model",
+        api_base=fake.api_base,
+        router="auto",
+        router_require_transfer=require,
+    )
+    return Assistant(build_agent_tree(config))
+
+
+@pytest.mark.parametrize("require", [True, False])
+async def test_a_deferred_request_makes_the_model_pick_an_agent_only_when_asked_to(
+    fake_openai: FakeOpenAI, workspace: Path, require: bool
+) -> None:
+    fake_openai.replies[:] = [text_reply("Which process do you mean?")]
+    assistant = _routed_assistant(fake_openai, workspace, require=require)
+
+    await assistant.run_and_collect("s1", "Check which process is listening on port 8080.")
+
+    body = fake_openai.requests[0]
+    assert _tool_names(body) == ["transfer_to_agent"]
+    assert body.get("tool_choice") == ("required" if require else None)
+
+
+@pytest.mark.parametrize("message", ["hello", "What is a knowledge graph, roughly?"])
+async def test_greetings_and_open_questions_stay_the_models_to_answer_when_transfers_are_required(
+    fake_openai: FakeOpenAI, workspace: Path, message: str
+) -> None:
+    fake_openai.replies[:] = [text_reply("Hello! A knowledge graph links facts.")]
+    assistant = _routed_assistant(fake_openai, workspace, require=True)
+
+    await assistant.run_and_collect("s1", message)
+
+    assert fake_openai.requests[0].get("tool_choice") is None
+
+
+def test_require_transfer_comes_from_the_config_files_router_section(tmp_path: Path) -> None:
+    from troupe.settings import load_settings
+
+    config = tmp_path / "troupe.yaml"
+    config.write_text("router:\n  mode: auto\n  require_transfer: true\n", encoding="utf-8")
+    (tmp_path / "ws").mkdir()
+
+    settings = load_settings(config_path=config, environ={}, workspace=tmp_path / "ws")
+
+    assert settings.config.router_require_transfer is True

@@ -21,7 +21,9 @@ a server already running (llama.cpp, Ollama's /v1, LM Studio, vLLM):
 
     python bench/local_llm/run.py --api-base http://127.0.0.1:8080/v1 --model local
 
-It runs ``troupe eval`` twice, router off and router auto, prints a table
+It runs ``troupe eval`` three times (router off; router auto; router auto with
+``require_transfer``, so that the model must pick an agent, by name from the
+team's, whenever the router leaves a request to it), prints a table
 (accuracy, model calls per request, p50 latency, router coverage) and writes it
 to bench/results/local_llm.json with each run's full report beside it. Without a
 server or a model it says what is missing and exits 0.
@@ -37,6 +39,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -102,18 +105,34 @@ def _llama_server(gguf: Path, server_bin: Path | None) -> Iterator[str]:
             proc.kill()
 
 
-def _eval(api_base: str, model: str, router: str, limit: int | None) -> Path:
+RUNS = {
+    "off": ("off", False),
+    "auto": ("auto", False),
+    "auto, transfer required": ("auto", True),
+}
+"""Run name -> (router mode, router.require_transfer): the model alone, the router
+first, and the router first with the model made to pick an agent when it defers."""
+
+
+def _eval(api_base: str, model: str, run: str, limit: int | None) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"local_llm_router_{router}.json"
-    command = [
-        sys.executable, "-m", "troupe", "eval", "--model", f"openai/{model}",
-        "--api-base", api_base, "--router", router,
-        "--out-json", str(out), "--out-html", str(out.with_suffix(".html")),
-    ]  # fmt: skip
-    if limit:
-        command += ["--limit", str(limit)]
-    env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "sk-local")}
-    subprocess.run(command, check=True, env=env)
+    router, require = RUNS[run]
+    out = RESULTS / f"local_llm_router_{run.replace(', transfer ', '_')}.json"
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "troupe.yaml"
+        config.write_text(
+            f"router: {{mode: {router}, require_transfer: {str(require).lower()}}}\n",
+            encoding="utf-8",
+        )
+        command = [
+            sys.executable, "-m", "troupe", "eval", "--model", f"openai/{model}",
+            "--api-base", api_base, "--config", str(config),
+            "--out-json", str(out), "--out-html", str(out.with_suffix(".html")),
+        ]  # fmt: skip
+        if limit:
+            command += ["--limit", str(limit)]
+        env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "sk-local")}
+        subprocess.run(command, check=True, env=env)
     return out
 
 
@@ -198,12 +217,12 @@ def main(argv: list[str]) -> int:
         return 0
     rows: list[dict[str, object]] = []
     with servers as api_base:
-        for router in ("off", "auto"):
+        for run in RUNS:
             try:
-                rows.append(_row(router, _eval(api_base, args.model, router, args.limit)))
+                rows.append(_row(run, _eval(api_base, args.model, run, args.limit)))
             except subprocess.CalledProcessError as exc:
                 # troupe eval has already said why (e.g. the server stopped answering).
-                print(f"failed: troupe eval with router {router} exited {exc.returncode}.")
+                print(f"failed: troupe eval with router {run} exited {exc.returncode}.")
                 return 1
     label = f"openai/{args.model}" + (f" ({args.gguf.name})" if args.gguf else "")
     print(

@@ -95,6 +95,15 @@ class TeamOptions(BaseModel):
         "(see docs/routing.md); none: the default.",
     )
 
+    router_require_transfer: bool = Field(
+        default=False,
+        description="When the router leaves a request to the model with a best guess, the "
+        "orchestrator's model must call transfer_to_agent (tool_choice 'required'; a server "
+        "that supports it, such as llama.cpp's, then constrains the agent name to the team's "
+        "names). For small local models that answer in prose; greetings and general questions "
+        "stay the model's to answer.",
+    )
+
     router_encoder_threads: int = Field(
         default=1,
         ge=1,

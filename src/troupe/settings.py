@@ -486,16 +486,18 @@ def _file_layer(file: Path) -> dict[str, Any]:
             raw[key] = value
     router = raw.get("router")
     if isinstance(router, dict):
-        if set(router) - {"mode", "threshold", "encoder_threads"}:
+        if set(router) - {"mode", "threshold", "encoder_threads", "require_transfer"}:
             raise ConfigError(
                 f"Config file {str(file)!r}: 'router' takes auto or off, or a mapping of "
-                f"mode, threshold and encoder_threads, not {router!r}."
+                f"mode, threshold, encoder_threads and require_transfer, not {router!r}."
             )
         raw["router"] = router.get("mode")
         if "threshold" in router:
             raw["router_threshold"] = router["threshold"]
         if "encoder_threads" in router:
             raw["router_encoder_threads"] = router["encoder_threads"]
+        if "require_transfer" in router:
+            raw["router_require_transfer"] = router["require_transfer"]
     topology = raw.get("topology")
     if isinstance(topology, str) and topology.endswith((".yaml", ".yml")):
         raw["topology"] = str((file.parent / Path(topology).expanduser()).resolve())

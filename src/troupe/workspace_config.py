@@ -43,6 +43,7 @@ TRUSTED_FIELDS = frozenset(
         "turn_timeout_s",
         "router",
         "router_threshold",
+        "router_require_transfer",
     }
 )
 """Fields a workspace's config file may set: they shape prompts, routing and the

@@ -153,8 +153,10 @@ class FastPath:
         encoder_factory: Callable[[], Encoder | None] | None = None,
         on_decision: Callable[[CallbackContext, RouteDecision], None] | None = None,
         cache: PhraseCache | None = None,
+        require_transfer: bool = False,
     ) -> None:
         self._root = root
+        self._require_transfer = require_transfer
         self._entries = entries
         self._threshold = threshold
         self._encoder_factory = encoder_factory
@@ -213,4 +215,13 @@ class FastPath:
             return router_response(decision)
         if decision.candidates:
             llm_request.append_instructions([decision.hint()])
+        if self._require_transfer and decision.kind == "defer" and decision.agent is not None:
+            # The model must pick an agent; a server that turns the declaration
+            # into a grammar (llama.cpp's) lets it name only the team's agents.
+            llm_request.config.tool_config = types.ToolConfig(
+                function_calling_config=types.FunctionCallingConfig(
+                    mode=types.FunctionCallingConfigMode.ANY,
+                    allowed_function_names=[TRANSFER_TOOL],
+                )
+            )
         return None
