@@ -280,13 +280,19 @@ async def run_benchmark(
     out: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Run every strategy and return (and optionally write) their summaries."""
-    logging.getLogger("google_adk").setLevel(logging.CRITICAL)
-    logging.getLogger("troupe").setLevel(logging.CRITICAL)
+    quiet = [logging.getLogger(name) for name in ("google_adk", "troupe")]
+    levels = [logger.level for logger in quiet]
+    for logger in quiet:
+        logger.setLevel(logging.CRITICAL)  # the injected faults would flood the table
     requests = load_requests()
     summaries = []
-    for strategy in strategies:
-        summary = await run_strategy(strategy, requests, turns=turns, rates=rates, seed=seed)
-        summaries.append(summary.summary())
+    try:
+        for strategy in strategies:
+            summary = await run_strategy(strategy, requests, turns=turns, rates=rates, seed=seed)
+            summaries.append(summary.summary())
+    finally:
+        for logger, level in zip(quiet, levels, strict=True):
+            logger.setLevel(level)
     if out is not None:
         payload = {
             "turns": turns,
