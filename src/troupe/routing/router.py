@@ -342,9 +342,10 @@ def _faint(candidate: Candidate) -> bool:
 
 
 def is_open_question(text: str) -> bool:
-    """A question about the world in general: it opens with a question word and
-    names nothing of the user's (no "my", "our", "this", in five languages).
-    "What is a knowledge graph?" is one; "what is in our knowledge base?" is not."""
+    """A question about the world in general: a question word among its first
+    :data:`_OPENER_WITHIN` words, and nothing of the user's (no "my", "our",
+    "this", in five languages). "What is a knowledge graph?" is one; "what is
+    in our knowledge base?" is not."""
     tokens = _tokens(text)
     return any(t in _QUESTION_OPENERS for t in tokens[:_OPENER_WITHIN]) and not any(
         t in _PERSONAL_WORDS for t in tokens
