@@ -437,11 +437,7 @@ async def run_once(
             prefix = f"rep{os.getpid()}{root.name}n{n}"  # unique in a shared store
             for i, replica in enumerate(replicas):
                 await warm_up(client, replica.url, f"{prefix}w{i}", deadline)
-            cpu_at_start = (
-                replicas_cpu_seconds(replicas),
-                time.process_time(),
-                postgres_cpu_seconds(),
-            )
+            cpu_at_start = cpu_sample(replicas)
             sampler = asyncio.create_task(sample_cpu(replicas, result.samples))
             start = time.perf_counter()
             jobs = [
@@ -455,10 +451,11 @@ async def run_once(
             await asyncio.gather(*jobs)
             result.wall = time.perf_counter() - start
             sampler.cancel()
-            result.samples.append(cpu_sample(replicas))
-            result.server_cpu = replicas_cpu_seconds(replicas) - cpu_at_start[0]
-            result.client_cpu = time.process_time() - cpu_at_start[1]
-            result.postgres_cpu = postgres_cpu_seconds() - cpu_at_start[2]
+            cpu_at_end = cpu_sample(replicas)
+            result.samples.append(cpu_at_end)
+            result.server_cpu = cpu_at_end.replicas - cpu_at_start.replicas
+            result.client_cpu = cpu_at_end.client - cpu_at_start.client
+            result.postgres_cpu = cpu_at_end.postgres - cpu_at_start.postgres
             live = [r for r in replicas if r.proc.poll() is None]
             await read_back(client, result, live)
     finally:

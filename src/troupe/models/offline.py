@@ -338,9 +338,9 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
         return []
     parts = _GOAL_COLON.split(text, maxsplit=1)
     goal = parts[1] if len(parts) == 2 and parts[1].strip() else _PLAN_LEAD.sub("", text)
-    steps = [_clause(s) for s in _SPLIT_STEPS.split(goal) if _clause(s)]
+    steps = [c for c in map(_clause, _SPLIT_STEPS.split(goal)) if c]
     if len(steps) == 1:
-        steps = [_clause(s) for s in _STEP_COMMA.split(goal) if _clause(s)]
+        steps = [c for c in map(_clause, _STEP_COMMA.split(goal)) if c]
     return _step_owners(_with_conditions(steps), goal, team)
 
 

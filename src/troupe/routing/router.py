@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -74,20 +74,23 @@ whose tools take it: in a tool's parameter names, its name or the agent's keywor
 
 EXAMPLES_FILE = "examples.yaml"
 """The router's examples, in ``troupe/routing/data``: each group with where it came from."""
-
-
-def _examples(group: str) -> tuple[str, ...]:
-    text = (resources.files("troupe.routing") / "data" / EXAMPLES_FILE).read_text("utf-8")
-    return tuple(str(item) for item in yaml.safe_load(text)[group]["examples"])
-
-
 WORDS_FILE = "words.yaml"
 """Word lists of the router's rules, in ``troupe/routing/data``: each with where it came from."""
 
 
+@cache
+def _data(file: str) -> dict[str, Any]:
+    """One of the router's data files, read and parsed once."""
+    text = (resources.files("troupe.routing") / "data" / file).read_text("utf-8")
+    return dict(yaml.safe_load(text))
+
+
+def _examples(group: str) -> tuple[str, ...]:
+    return tuple(str(item) for item in _data(EXAMPLES_FILE)[group]["examples"])
+
+
 def _word_list(group: str) -> frozenset[str]:
-    text = (resources.files("troupe.routing") / "data" / WORDS_FILE).read_text("utf-8")
-    return frozenset(str(word) for word in yaml.safe_load(text)[group]["words"])
+    return frozenset(str(word) for word in _data(WORDS_FILE)[group]["words"])
 
 
 GREETINGS: tuple[str, ...] = _examples("greetings")
