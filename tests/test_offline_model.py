@@ -424,3 +424,106 @@ async def test_a_request_the_router_only_guesses_at_and_no_keyword_names_gets_a_
 
     assert [a for a, kind, _ in simplify(events) if kind == "transfer"] == []
     assert "no agent on the team matches" in final_text(events)
+
+
+def _plan_lines(events: list[Event]) -> list[str]:
+    return final_text(events).splitlines()[1:]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "owners"),
+    [
+        # The checksum is what step 1 made; the page says where step 2 works.
+        (
+            "plan: hash notes.txt, then post the checksum on our release page",
+            ["vault", "navigator"],
+        ),
+        # "and" inside a step splits it when its parts belong to different members.
+        (
+            "plan: back up the database with scripts/backup.sh, then hash the dump and "
+            "record the hash in our knowledge base",
+            ["operator", "vault", "librarian"],
+        ),
+        # A step on "it" whose verb is another member's work goes to that member.
+        ("plan: read notes.txt and then encrypt it", ["operator", "vault"]),
+        # ...and stays when the member before does that too.
+        ("plan: open https://example.com and read it", ["navigator", "navigator"]),
+        # Steps in German, Spanish, French and Portuguese, with their own words.
+        (
+            "plan: Lies die Datei notes.txt und speichere danach die wichtigsten Punkte "
+            "in unserer Wissensdatenbank",
+            ["operator", "librarian"],
+        ),
+        (
+            "plan: Busca en nuestra base de conocimiento la URL del panel, "
+            "luego haz una captura de pantalla",
+            ["librarian", "navigator"],
+        ),
+        ("plan: Déchiffre le fichier notes.enc, puis lis le dossier docs", ["vault", "operator"]),
+        (
+            "plan: Descriptografa o arquivo notas.enc e depois salva o conteúdo num arquivo",
+            ["vault", "operator"],
+        ),
+    ],
+)
+async def test_planner_gives_each_step_to_the_member_whose_work_it_is(
+    assistant: Assistant, request_text: str, owners: list[str]
+) -> None:
+    lines = _plan_lines(await run(assistant, request_text))
+
+    assert [line.rsplit(" -> ", 1)[1] for line in lines] == owners
+
+
+async def test_a_colon_inside_a_step_does_not_start_the_goal(assistant: Assistant) -> None:
+    events = await run(assistant, "Hash this text: hello world. Then read notes.txt")
+
+    assert simplify(events)[0] == ("orchestrator", "transfer", "planner")
+    handed = [s.name for s in all_steps(events) if s.kind == "tool_call" and s.author == "planner"]
+    assert handed == ["vault", "operator"]
+
+
+async def test_an_address_outweighs_a_search_phrase_in_a_step(assistant: Assistant) -> None:
+    events = await run(
+        assistant,
+        "look up the prices on https://example.com/pricing and save them to our knowledge base",
+    )
+
+    handed = [s.name for s in all_steps(events) if s.kind == "tool_call" and s.author == "planner"]
+    assert handed == ["navigator", "librarian"]
+
+
+async def test_a_request_that_opens_by_asking_for_a_plan_goes_to_the_planner(
+    assistant: Assistant,
+) -> None:
+    events = await run(assistant, "plan: open https://example.com/page and take a screenshot")
+
+    assert simplify(events)[0] == ("orchestrator", "transfer", "planner")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool"),
+    [
+        ("Lies die Datei notes.txt", "fs_read"),
+        ("Déchiffre ce texte: abc", "crypto_decrypt"),
+        ("what did I tell you about my car?", "memory_recall"),
+    ],
+)
+async def test_a_specialist_picks_its_tool_from_the_verb_in_other_languages_too(
+    team_tools: list[Tool], request_text: str, tool: str
+) -> None:
+    agents = {"fs_read": "operator", "crypto_decrypt": "vault", "memory_recall": "chronicler"}
+    team = build_agent_tree(Config(tools=team_tools, model="offline"))
+    agent = next(a for a in team.sub_agents if a.name == agents[tool])
+    assert isinstance(agent, LlmAgent) and isinstance(agent.model, OfflineModel)
+    declared = [
+        d
+        for t in agent.tools
+        if isinstance(t, BaseTool) and (d := t._get_declaration()) is not None
+    ]
+    request = LlmRequest(
+        contents=[types.Content(role="user", parts=[types.Part(text=request_text)])],
+        config=types.GenerateContentConfig(tools=[types.Tool(function_declarations=declared)]),
+    )
+
+    call = agent.model.decide(request)[0].function_call
+    assert call is not None and call.name == tool

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from google.adk.agents.callback_context import CallbackContext
 from google.adk.events.event import Event
 from typer.testing import CliRunner
 
 from fakes.scripted import scripted_assistant, turn_events
-from troupe import Assistant, Config, build_agent_tree, builtin_tools
+from troupe import Assistant, Config, TroupeAgent, build_agent_tree, builtin_tools
 from troupe.cli.app import app
+from troupe.routing.router import RouteDecision
 from troupe.runtime.approvals import is_approval_plumbing, run_with_approvals
 from troupe.runtime.events import Step, steps
 from troupe.testing import ScriptedModel, call
@@ -132,3 +134,27 @@ async def test_a_step_handed_back_to_the_planner_counts_against_the_users_turn()
     assert assistant.last_turn is not None
     ran = [(c.agent, c.tool) for c in assistant.last_turn.trace.tool_calls]
     assert ("operator", "fs_list") in ran
+
+
+async def test_the_router_decides_for_the_orchestrator_only_never_inside_a_plan_step(
+    tmp_path: Path,
+) -> None:
+    assistant = _offline(tmp_path)
+    root = assistant.root_agent
+    assert isinstance(root, TroupeAgent)
+    fast = root.troupe_router
+    assert fast is not None
+    seen: list[tuple[str, str]] = []
+    record = fast._on_decision
+    assert record is not None
+
+    def spy(ctx: CallbackContext, decision: RouteDecision) -> None:
+        seen.append((ctx.agent_name, decision.kind))
+        record(ctx, decision)
+
+    fast._on_decision = spy
+    await approved_turn(assistant, THREE_STEPS)
+
+    # Each step's agent runs nested, with the step as its first message: the
+    # router must not take that for a user's request and route it elsewhere.
+    assert seen == [(assistant.root_agent.name, "route")]

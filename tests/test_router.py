@@ -465,6 +465,9 @@ def test_an_everyday_word_is_never_read_as_a_typo_of_a_keyword() -> None:
         "Could you explain how public-key encryption works?",
         "Warum ist der Himmel blau?",
         "Comment fonctionne une signature numérique ?",
+        # The one it is told to is no owner: "me" receives the explanation.
+        "Walk me through how HTTPS keeps a connection private.",
+        "Explique-moi ce qu'est une clé API.",
     ],
 )
 def test_a_question_about_the_world_is_an_open_question(text: str) -> None:
@@ -478,6 +481,7 @@ def test_a_question_about_the_world_is_an_open_question(text: str) -> None:
         "What did I tell you about my trip?",
         "How much disk space is left on this machine?",
         "Was habe ich dir über meinen Urlaub erzählt?",
+        "Was steht in unserer Wissensdatenbank über Backups?",
         "Encrypt the note: meet at noon.",
     ],
 )

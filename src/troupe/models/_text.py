@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")
+"""Letters and digits, accented ones too ("Wissensdatenbank", "página")."""
 STOPWORDS = frozenset(
     [
         "a",

@@ -70,10 +70,52 @@ _SYNONYMS = {
     "lookup": "search",
     "fetch": "open",
     "save": "write",
+    "check": "recall verify",
+    "did": "recall",
+    "said": "recall",
+    "told": "recall",
+    # The same verbs in German, Spanish, French and Portuguese.
+    "lies": "read",
+    "lese": "read",
+    "lee": "read",
+    "lis": "read",
+    "lê": "read",
+    "leia": "read",
+    "busca": "search",
+    "suche": "search",
+    "cherche": "search",
+    "procura": "search",
+    "pesquisa": "search",
+    "öffne": "open",
+    "abre": "open",
+    "ábrela": "open",
+    "ouvre": "open",
+    "verschlüssele": "encrypt",
+    "cifra": "encrypt",
+    "chiffre": "encrypt",
+    "criptografa": "encrypt",
+    "entschlüssele": "decrypt",
+    "descifra": "decrypt",
+    "déchiffre": "decrypt",
+    "descriptografa": "decrypt",
+    "captura": "screenshot",
+    "salva": "save write",
+    "guarda": "save write",
+    "speichere": "save write",
+    "enregistre": "save write",
 }
-"""Request verbs and the word a tool's name or description uses for them."""
+"""Request verbs and the words a tool's name or description uses for them."""
+_SYNONYM_STEMS = {stem(verb): word for verb, word in _SYNONYMS.items()}
 _DANGLING = re.compile(r"\s+(?:and|then)$", re.I)
-_SPLIT_STEPS = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|\.\s+)\s*", re.I)
+_SEQUENCE_WORDS = (
+    r"and\s+then|then|after\s+that|afterwards|und\s+dann|und\s+danach|,\s*dann|,\s*danach"
+    r"|y\s+luego|y\s+después|luego|después|et\s+puis|et\s+ensuite|puis|ensuite"
+    r"|e\s+depois|e\s+em\s+seguida|depois|em\s+seguida"
+)
+"""Words that put one step after another, in the five languages troupe is measured on.
+German puts "dann" and "danach" after the verb too ("und speichere danach ..."):
+alone they split only after a comma."""
+_SPLIT_STEPS = re.compile(rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|\.\s+)\s*", re.I)
 # "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
 # URL ("https://") does not.
 _GOAL_COLON = re.compile(r":(?!//|\d)\s*")
@@ -223,10 +265,12 @@ def _score(text: str, route: TeamRoute) -> tuple[int, int]:
     if first and any(contains_phrase(first[0], k) for k in route.keywords if " " not in k):
         score += 3
     # An address or a file path in the request is an instance of the keyword
-    # that names its kind ("url", "file"), written or not.
-    for kind, found in (("url", find_url), ("file", find_path)):
+    # that names its kind ("url", "file"), written or not. An address names
+    # where the work happens ("look up the prices on https://..."): it weighs
+    # more than any one phrase.
+    for kind, found, weight in (("url", find_url, 5), ("file", find_path, 2)):
         if kind in route.keywords and found(text) is not None:
-            score += 2
+            score += weight
             first_at = min(first_at, 10**5)
     return score, -first_at
 
@@ -244,33 +288,75 @@ def best_route(text: str, routes: Iterable[TeamRoute]) -> TeamRoute | None:
 
 def _described_route(text: str, team: Sequence[TeamRoute]) -> TeamRoute | None:
     """The team member whose description shares the most words with ``text``."""
-    asked = {stem(w) for w in words(text) if len(w) > 3}
+    asked = {w for w in stems(text) if len(w) > 3}
     overlap = [(len(asked & {stem(w) for w in words(r.text)}), r) for r in team]
     count, route = max(overlap, key=lambda pair: pair[0], default=(0, None))
     return route if count else None
 
 
+def _opens_with(step: str, route: TeamRoute) -> bool:
+    """``step`` opens with one of ``route``'s keywords: its verb is that member's work."""
+    return any(phrase_position(step, k) == 0 for k in route.keywords)
+
+
+def _does(route: TeamRoute, step: str) -> bool:
+    """``step``'s verb (its first word) is one ``route``'s description names."""
+    first = words(step)[:1]
+    return bool(first) and stem(first[0]) in stems(route.text)
+
+
+def _owner_after(
+    step: str, before: TeamRoute | None, team: Sequence[TeamRoute]
+) -> TeamRoute | None:
+    """The member whose keywords name ``step``, when ``before`` did the step
+    before it. A later step mentions what the earlier one made ("hash the
+    file, then post the checksum on our page"): the earlier member's words
+    there are its product, and another member named in the step does the
+    work, unless the step's verb is the earlier member's: its keyword, or a
+    verb its description names on a thing it names ("read the page")."""
+    route = best_route(step, team)
+    if before is None or route is None:
+        return route
+    if _opens_with(step, before) or (_does(before, step) and _score(step, before)[0] > 0):
+        return before  # "open the page, then read the page": its own work
+    if route is before:
+        return best_route(step, [r for r in team if r is not before]) or before
+    return route
+
+
+def _bare_step_owner(
+    step: str, before: TeamRoute | None, team: Sequence[TeamRoute]
+) -> TeamRoute | None:
+    """The member for a step that only does something to what came before
+    ("encrypt it", "read it"): the one whose keyword is its verb, unless the
+    member before does that too ("open the page and read it"), or None."""
+    route = best_route(step, team)
+    if route is None or not _opens_with(step, route):
+        return None
+    if before is not None and (_does(before, step) or _opens_with(step, before)):
+        return before
+    return route
+
+
 def _step_owners(
     steps: Sequence[str], goal: str, team: Sequence[TeamRoute]
 ) -> list[tuple[str, str]]:
-    """Each step with the team member that should do it: by its keywords, else
-    by its description; a step that names neither ("tag it") continues the
-    step before it (or the next one that has an owner). Only team members
-    are named, never the orchestrator, which does no work itself."""
-    found = [
-        None
-        if _BARE_PRONOUN.match(step)
-        else best_route(step, team) or _described_route(step, team)
-        for step in steps
-    ]
+    """Each step with the team member that should do it: by its keywords (see
+    :func:`_owner_after`), else by its description; a step that names neither
+    ("tag it") continues the step before it (or the next one that has an
+    owner). Only team members are named, never the orchestrator, which does
+    no work itself."""
     fallback = best_route(goal, team) or _described_route(goal, team) or team[0]
     owners: list[TeamRoute] = []
-    for i, route in enumerate(found):
-        if owners and route is not owners[-1] and _score(steps[i], owners[-1])[0] > 0:
-            route = owners[-1]  # "open the page and read the page": one member's work
+    for i, step in enumerate(steps):
+        before = owners[-1] if owners else None
+        if _BARE_PRONOUN.match(step):
+            route = _bare_step_owner(step, before, team)
+        else:
+            route = _owner_after(step, before, team) or _described_route(step, team)
         if route is None:
-            later = next((r for r in found[i + 1 :] if r is not None), None)
-            route = owners[-1] if owners else later or fallback
+            later = (best_route(s, team) or _described_route(s, team) for s in steps[i + 1 :])
+            route = before or next((r for r in later if r is not None), None) or fallback
         owners.append(route)
     return [(step, route.name) for step, route in zip(steps, owners, strict=True)]
 
@@ -296,7 +382,10 @@ _PLAN_ONLY = re.compile(
 )
 _PLAN_COLON = re.compile(r"^(?:please\s+)?(?:make\s+a\s+|write\s+a\s+)?plan\s*:", re.I)
 _PREVIOUS_STEP = "\n\nResult of the previous step:\n"
-_STEP_COMMA = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)\s*", re.I)
+_STEP_COMMA = re.compile(r"\s*(?:,\s*(?:(?:and|und|y|et|e)\s+)?|\s+(?:and|und|y|et|e)\s+)\s*", re.I)
+"""'and' and commas between steps (also in German, Spanish, French, Portuguese)."""
+_PLAN_GOAL = re.compile(r"\b(?:plan|steps|goal|roadmap|milestones)\b", re.I)
+"""Words before a colon that introduce the goal after it ("plan: ...")."""
 
 
 _PRONOUN = re.compile(r"\b(?:it|them)\b", re.I)
@@ -304,7 +393,7 @@ _BARE_PRONOUN = re.compile(
     r"^\s*\w+\s+(?:it|them|this|that)(?:\s+(?:out|up|back|through))?\s*$", re.I
 )
 """A step that only does something to what came before ("read it"): the
-member who produced it carries on."""
+member who produced it carries on, unless its verb is another's work."""
 _REFERENT_LEAD = "it: "
 _REFERENT_NOTE = re.compile(r"\s*\(it: ([^()]*)\)")
 """What a plan step adds to say what its "it" stands for."""
@@ -337,11 +426,25 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
     if not team:
         return []
     parts = _GOAL_COLON.split(text, maxsplit=1)
-    goal = parts[1] if len(parts) == 2 and parts[1].strip() else _PLAN_LEAD.sub("", text)
+    introduced = len(parts) == 2 and parts[1].strip() and _PLAN_GOAL.search(parts[0])
+    goal = parts[1] if introduced else _PLAN_LEAD.sub("", text)
     steps = [c for c in map(_clause, _SPLIT_STEPS.split(goal)) if c]
     if len(steps) == 1:
         steps = [c for c in map(_clause, _STEP_COMMA.split(goal)) if c]
+    else:
+        steps = [part for step in steps for part in _split_if_shared(step, team)]
     return _step_owners(_with_conditions(steps), goal, team)
+
+
+def _split_if_shared(step: str, team: Sequence[TeamRoute]) -> list[str]:
+    """``step`` split at its 'and's and commas when its parts name different
+    members ("hash the dump and record the hash in our wiki"), else whole."""
+    parts = [c for c in map(_clause, _STEP_COMMA.split(step)) if c]
+    owners: list[TeamRoute] = []
+    for part in parts:
+        route = _owner_after(part, owners[-1] if owners else None, team)
+        owners += [route] if route is not None else []
+    return parts if len({r.name for r in owners}) > 1 else [step]
 
 
 def _clause(text: str) -> str:
@@ -486,8 +589,11 @@ class OfflineModel(BaseLlm):
         return [types.Part(function_call=call)]
 
     def _planner_for(self, text: str, excluded: set[str]) -> TeamRoute | None:
-        """The team's planner, when ``text`` has steps for different members."""
+        """The team's planner, when ``text`` opens by asking for a plan ("plan:
+        ...") or has steps for different members."""
         planner = next((r for r in self.team if r.plans and r.name not in excluded), None)
+        if planner is not None and (_PLAN_LEAD.match(text) or _PLAN_COLON.match(text)):
+            return planner
         if planner is None or _asks_plan_only(text):
             return None
         owners = {owner for _, owner in _plan(text, [r for r in self.team if not r.plans])}
@@ -511,7 +617,7 @@ class OfflineModel(BaseLlm):
         if (peer := self._better_peer(own_words)) is not None:
             return [types.Part(text=self._reject_to(peer))]
         request_stems = stems(own_words)
-        request_stems |= {stem(_SYNONYMS[w]) for w in request_stems if w in _SYNONYMS}
+        request_stems |= stems(" ".join(_SYNONYM_STEMS.get(w, "") for w in request_stems))
         best_name, best_score = None, 0
         for name, decl in tools.items():
             name_stems = stems(name.replace("_", " "))
@@ -530,13 +636,15 @@ class OfflineModel(BaseLlm):
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
 
     def _better_peer(self, text: str) -> TeamRoute | None:
-        """A team member whose keywords fit the request better than this agent's own."""
+        """A team member whose keywords fit the request more strongly than this agent's own."""
         own = self._own_keywords()
         peer = best_route(text, self._peers())
         if not own or peer is None:
             return None
+        # Stronger evidence only: where a peer's word merely comes first ("add
+        # the checksum to the wiki"), the request names this agent's work too.
         mine = _score(text, TeamRoute(name="", keywords=own, text=""))
-        return peer if _score(text, peer) > mine else None
+        return peer if _score(text, peer)[0] > mine[0] else None
 
     def _reject(self, text: str) -> str:
         target = best_route(text, self._peers())

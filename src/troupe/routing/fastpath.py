@@ -200,6 +200,10 @@ class FastPath:
     async def before_model(
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
+        if callback_context.agent_name != self._root.name:
+            # Another agent's call: a specialist's, or a plan step's agent in
+            # its own nested run, whose first message is the step, not the user's.
+            return None
         text = _first_call_text(callback_context, llm_request)
         if text is None:
             return None
