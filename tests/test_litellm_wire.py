@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from fakes.openai_server import FakeOpenAI, serve, text_reply, tool_call_reply
-from troupe import Assistant, Config, ConfigError, build_agent_tree, resolve_model
+from troupe import Assistant, Config, ConfigError, TroupeAgent, build_agent_tree, resolve_model
 from troupe.builtins import Workspace, operator_tools
 from troupe.testing import simplify
 
@@ -231,7 +231,9 @@ def test_the_app_asks_providers_to_cache_the_prompt_unless_told_not_to() -> None
     assert build_app(root, prompt_cache=False).context_cache_config is None
 
 
-def _routed_assistant(fake: FakeOpenAI, workspace: Path, *, require: bool) -> Assistant:
+def _routed_assistant(
+    fake: FakeOpenAI, workspace: Path, *, require: bool = False, schema: bool = False
+) -> Assistant:
     from troupe.builtins import builtin_tools
 
     config = Config(
@@ -240,6 +242,7 @@ def _routed_assistant(fake: FakeOpenAI, workspace: Path, *, require: bool) -> As
         api_base=fake.api_base,
         router="auto",
         router_require_transfer=require,
+        router_agent_schema=schema,
     )
     return Assistant(build_agent_tree(config))
 
@@ -258,25 +261,103 @@ async def test_a_deferred_request_makes_the_model_pick_an_agent_only_when_asked_
     assert body.get("tool_choice") == ("required" if require else None)
 
 
-@pytest.mark.parametrize("message", ["hello", "What is a knowledge graph, roughly?"])
-async def test_greetings_and_open_questions_stay_the_models_to_answer_when_transfers_are_required(
-    fake_openai: FakeOpenAI, workspace: Path, message: str
+@pytest.mark.parametrize("key", ["require_transfer", "agent_schema"])
+def test_the_small_model_options_come_from_the_config_files_router_section(
+    tmp_path: Path, key: str
 ) -> None:
-    fake_openai.replies[:] = [text_reply("Hello! A knowledge graph links facts.")]
-    assistant = _routed_assistant(fake_openai, workspace, require=True)
-
-    await assistant.run_and_collect("s1", message)
-
-    assert fake_openai.requests[0].get("tool_choice") is None
-
-
-def test_require_transfer_comes_from_the_config_files_router_section(tmp_path: Path) -> None:
     from troupe.settings import load_settings
 
     config = tmp_path / "troupe.yaml"
-    config.write_text("router:\n  mode: auto\n  require_transfer: true\n", encoding="utf-8")
+    config.write_text(f"router:\n  mode: auto\n  {key}: true\n", encoding="utf-8")
     (tmp_path / "ws").mkdir()
 
     settings = load_settings(config_path=config, environ={}, workspace=tmp_path / "ws")
 
-    assert settings.config.router_require_transfer is True
+    assert getattr(settings.config, f"router_{key}") is True
+
+
+DEFERRED = "Check which process is listening on port 8080."
+"""A request the router leaves to the model with a best guess."""
+
+
+async def test_with_the_agent_schema_a_deferred_request_asks_for_a_json_choice_without_tools(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    fake_openai.replies[:] = [text_reply('{"agent": "none", "answer": "Which process?"}')]
+    assistant = _routed_assistant(fake_openai, workspace, schema=True)
+
+    await assistant.run_and_collect("s1", DEFERRED)
+
+    body = fake_openai.requests[0]
+    assert _tool_names(body) == []
+    # The choices are the router's best three, best first, and "none".
+    root = assistant.root_agent
+    assert isinstance(root, TroupeAgent) and root.troupe_router is not None
+    decision = (await root.troupe_router.router()).decide(DEFERRED)
+    best = [c.name for c in decision.candidates[:3]]
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["agent"]["enum"] == [*best, "none"]
+    assert f"one of: {', '.join(best)};" in _system_prompt(body)
+
+
+async def test_a_json_choice_of_an_agent_becomes_the_transfer(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    fake_openai.replies[:] = [
+        text_reply('{"agent": "operator", "answer": ""}'),
+        text_reply("Port 8080 is free."),
+    ]
+    assistant = _routed_assistant(fake_openai, workspace, schema=True)
+
+    events = [event async for event in assistant.run("s1", DEFERRED)]
+
+    assert ("orchestrator", "transfer", "operator") in simplify(events)
+    assert "response_format" not in fake_openai.requests[1]  # the operator's own call
+    assert _tool_names(fake_openai.requests[1])  # with its tools
+
+
+async def test_a_json_choice_of_none_is_the_answer_and_other_replies_stay_as_they_are(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    fake_openai.replies[:] = [
+        text_reply('{"agent": "none", "answer": "Which process?"}'),
+        text_reply("Plain prose, no JSON."),
+    ]
+    assistant = _routed_assistant(fake_openai, workspace, schema=True)
+
+    assert await assistant.run_and_collect("s1", DEFERRED) == "Which process?"
+    assert await assistant.run_and_collect("s2", DEFERRED) == "Plain prose, no JSON."
+
+
+@pytest.mark.parametrize("option", ["require", "schema"])
+@pytest.mark.parametrize("message", ["hello", "What is a knowledge graph, roughly?"])
+async def test_greetings_and_open_questions_stay_the_models_to_answer_freely(
+    fake_openai: FakeOpenAI, workspace: Path, message: str, option: str
+) -> None:
+    fake_openai.replies[:] = [text_reply("Hello! A knowledge graph links facts.")]
+    assistant = _routed_assistant(
+        fake_openai, workspace, require=option == "require", schema=option == "schema"
+    )
+
+    await assistant.run_and_collect("s1", message)
+
+    body = fake_openai.requests[0]
+    assert body.get("tool_choice") is None and "response_format" not in body
+    assert _tool_names(body) == ["transfer_to_agent"]
+
+
+async def test_a_streamed_json_choice_never_reaches_the_user_as_text(
+    fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    fake_openai.replies[:] = [
+        text_reply('{"agent": "operator", "answer": ""}'),
+        text_reply("Port 8080 is free."),
+    ]
+    routed = _routed_assistant(fake_openai, workspace, schema=True)
+    assistant = Assistant(routed.root_agent, stream=True)
+
+    events = [event async for event in assistant.run("s1", DEFERRED)]
+
+    texts = [p.text for e in events if e.content for p in e.content.parts or [] if p.text]
+    assert not any('"agent"' in text for text in texts)
+    assert ("orchestrator", "transfer", "operator") in simplify(events)

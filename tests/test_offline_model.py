@@ -512,8 +512,15 @@ async def test_a_specialist_picks_its_tool_from_the_verb_in_other_languages_too(
     team_tools: list[Tool], request_text: str, tool: str
 ) -> None:
     agents = {"fs_read": "operator", "crypto_decrypt": "vault", "memory_recall": "chronicler"}
+
+    call = _decide(team_tools, agents[tool], request_text).function_call
+
+    assert call is not None and call.name == tool
+
+
+def _decide(team_tools: list[Tool], agent_name: str, text: str) -> types.Part:
     team = build_agent_tree(Config(tools=team_tools, model="offline"))
-    agent = next(a for a in team.sub_agents if a.name == agents[tool])
+    agent = next(a for a in team.sub_agents if a.name == agent_name)
     assert isinstance(agent, LlmAgent) and isinstance(agent.model, OfflineModel)
     declared = [
         d
@@ -521,9 +528,18 @@ async def test_a_specialist_picks_its_tool_from_the_verb_in_other_languages_too(
         if isinstance(t, BaseTool) and (d := t._get_declaration()) is not None
     ]
     request = LlmRequest(
-        contents=[types.Content(role="user", parts=[types.Part(text=request_text)])],
+        contents=[types.Content(role="user", parts=[types.Part(text=text)])],
         config=types.GenerateContentConfig(tools=[types.Tool(function_declarations=declared)]),
     )
+    return agent.model.decide(request)[0]
 
-    call = agent.model.decide(request)[0].function_call
-    assert call is not None and call.name == tool
+
+def test_a_specialist_keeps_a_step_where_a_peers_word_only_comes_first(
+    team_tools: list[Tool],
+) -> None:
+    # "checksum" (the vault's) comes before "wiki" (the librarian's): equal
+    # evidence, so the librarian the planner chose does the step.
+    part = _decide(team_tools, "librarian", "add the checksum as a note to the team wiki")
+
+    assert part.text is None  # no [REJECT] to the vault
+    assert part.function_call is not None

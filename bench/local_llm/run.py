@@ -21,9 +21,11 @@ a server already running (llama.cpp, Ollama's /v1, LM Studio, vLLM):
 
     python bench/local_llm/run.py --api-base http://127.0.0.1:8080/v1 --model local
 
-It runs ``troupe eval`` three times (router off; router auto; router auto with
-``require_transfer``, so that the model must pick an agent, by name from the
-team's, whenever the router leaves a request to it), prints a table
+It runs ``troupe eval`` four times (router off; router auto; router auto with
+``require_transfer``, so that the model must call ``transfer_to_agent`` whenever
+the router leaves a request to it with a best guess; router auto with
+``agent_schema``, so that it must reply with JSON naming a team member or
+answering, under a schema the server enforces), prints a table
 (accuracy, model calls per request, p50 latency, router coverage) and writes it
 to bench/results/local_llm.json with each run's full report beside it. Without a
 server or a model it says what is missing and exits 0.
@@ -106,24 +108,25 @@ def _llama_server(gguf: Path, server_bin: Path | None) -> Iterator[str]:
 
 
 RUNS = {
-    "off": ("off", False),
-    "auto": ("auto", False),
-    "auto, transfer required": ("auto", True),
+    "off": ("off", ""),
+    "auto": ("auto", ""),
+    "auto, transfer required": ("auto", "require_transfer"),
+    "auto, agent schema": ("auto", "agent_schema"),
 }
-"""Run name -> (router mode, router.require_transfer): the model alone, the router
-first, and the router first with the model made to pick an agent when it defers."""
+"""Run name -> (router mode, router option turned on): the model alone, the router
+first, and the router first with the model made to pick an agent when it defers,
+by ``tool_choice`` or by a JSON schema."""
 
 
 def _eval(api_base: str, model: str, run: str, limit: int | None) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    router, require = RUNS[run]
-    out = RESULTS / f"local_llm_router_{run.replace(', transfer ', '_')}.json"
+    router, option = RUNS[run]
+    name = run.replace(", transfer ", "_").replace(", agent ", "_agent_")
+    out = RESULTS / f"local_llm_router_{name}.json"
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "troupe.yaml"
-        config.write_text(
-            f"router: {{mode: {router}, require_transfer: {str(require).lower()}}}\n",
-            encoding="utf-8",
-        )
+        extra = f", {option}: true" if option else ""
+        config.write_text(f"router: {{mode: {router}{extra}}}\n", encoding="utf-8")
         command = [
             sys.executable, "-m", "troupe", "eval", "--model", f"openai/{model}",
             "--api-base", api_base, "--config", str(config),

@@ -104,6 +104,16 @@ class TeamOptions(BaseModel):
         "stay the model's to answer.",
     )
 
+    router_agent_schema: bool = Field(
+        default=False,
+        description="When the router leaves a request to the model with a best guess, the "
+        "orchestrator's first call asks for a JSON reply that names a team member (or "
+        "'none' with an answer), under a JSON schema the server enforces (llama.cpp, vLLM, "
+        "OpenAI); troupe turns the named member into the transfer. For small local models "
+        "whose server ignores tool_choice; greetings and general questions stay the "
+        "model's to answer.",
+    )
+
     router_encoder_threads: int = Field(
         default=1,
         ge=1,

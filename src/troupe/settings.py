@@ -486,10 +486,12 @@ def _file_layer(file: Path) -> dict[str, Any]:
             raw[key] = value
     router = raw.get("router")
     if isinstance(router, dict):
-        if set(router) - {"mode", "threshold", "encoder_threads", "require_transfer"}:
+        keys = {"mode", "threshold", "encoder_threads", "require_transfer", "agent_schema"}
+        if set(router) - keys:
             raise ConfigError(
                 f"Config file {str(file)!r}: 'router' takes auto or off, or a mapping of "
-                f"mode, threshold, encoder_threads and require_transfer, not {router!r}."
+                f"mode, threshold, encoder_threads, require_transfer and agent_schema, "
+                f"not {router!r}."
             )
         raw["router"] = router.get("mode")
         if "threshold" in router:
@@ -498,6 +500,8 @@ def _file_layer(file: Path) -> dict[str, Any]:
             raw["router_encoder_threads"] = router["encoder_threads"]
         if "require_transfer" in router:
             raw["router_require_transfer"] = router["require_transfer"]
+        if "agent_schema" in router:
+            raw["router_agent_schema"] = router["agent_schema"]
     topology = raw.get("topology")
     if isinstance(topology, str) and topology.endswith((".yaml", ".yml")):
         raw["topology"] = str((file.parent / Path(topology).expanduser()).resolve())

@@ -369,6 +369,7 @@ def _attach_router(root: TroupeAgent, config: Config, entries: dict[str, RouteEn
         on_decision=record,
         cache=None if config.router_cache_dir is None else PhraseCache(config.router_cache_dir),
         require_transfer=config.router_require_transfer,
+        agent_schema=config.router_agent_schema,
     )
     fast.preload()  # the encoder loads while the rest of the start-up runs
     # Run as the first plugin of the App (troupe.runtime.app.build_app).

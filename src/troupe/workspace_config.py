@@ -44,6 +44,7 @@ TRUSTED_FIELDS = frozenset(
         "router",
         "router_threshold",
         "router_require_transfer",
+        "router_agent_schema",
     }
 )
 """Fields a workspace's config file may set: they shape prompts, routing and the

@@ -31,6 +31,7 @@ from google.genai import types
 
 from .._adk_compat import CLIENT_CALL_ID_PREFIX
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
+from .agent_schema import choice_instruction, choice_schema, read_choice
 from .batching import decision_batcher
 from .encoder import Encoder
 from .instructions import RouteEntry
@@ -49,6 +50,10 @@ to a model, so the specialists' models see a plain call."""
 ROUTER_NAME = "router"
 """How paths and traces name the router."""
 MCP_LIST_TIMEOUT_S = 5.0
+SCHEMA_CHOICES = 3
+"""Team members a JSON choice offers (``router.agent_schema``): the router's
+best few, best first. Fewer, clearer choices for a small model; the right
+agent is among the router's first three for nearly every request."""
 
 
 def is_router_call(call_id: str | None) -> bool:
@@ -154,9 +159,15 @@ class FastPath:
         on_decision: Callable[[CallbackContext, RouteDecision], None] | None = None,
         cache: PhraseCache | None = None,
         require_transfer: bool = False,
+        agent_schema: bool = False,
     ) -> None:
         self._root = root
         self._require_transfer = require_transfer
+        self._agent_schema = agent_schema
+        self._schema_calls: dict[str, list[str]] = {}
+        """Invocations whose orchestrator call asked for a JSON choice (see
+        :mod:`troupe.routing.agent_schema`), with the names it offered, until
+        its reply is read."""
         self._entries = entries
         self._threshold = threshold
         self._encoder_factory = encoder_factory
@@ -219,7 +230,18 @@ class FastPath:
             return router_response(decision)
         if decision.candidates:
             llm_request.append_instructions([decision.hint()])
-        if self._require_transfer and decision.kind == "defer" and decision.agent is not None:
+        guessed = decision.kind == "defer" and decision.agent is not None
+        if self._agent_schema and guessed:
+            # No tools this call: the reply is the choice among the router's
+            # best few, under a schema the server enforces; after_model turns a
+            # named member into the transfer.
+            names = [c.name for c in decision.candidates[:SCHEMA_CHOICES]]
+            llm_request.config.tools = None
+            llm_request.config.tool_config = None
+            llm_request.config.response_schema = choice_schema(names)
+            llm_request.append_instructions([choice_instruction(names)])
+            self._schema_calls[callback_context.invocation_id] = names
+        elif self._require_transfer and guessed:
             # The model must pick an agent; a server that turns the declaration
             # into a grammar (llama.cpp's) lets it name only the team's agents.
             llm_request.config.tool_config = types.ToolConfig(
@@ -229,3 +251,28 @@ class FastPath:
                 )
             )
         return None
+
+    def after_model(self, callback_context: CallbackContext, llm_response: LlmResponse) -> None:
+        """Read a JSON choice the orchestrator's model was asked for (see
+        :mod:`troupe.routing.agent_schema`), in place: a named member becomes
+        the ``transfer_to_agent`` call, ``none`` its answer as text. A reply
+        that is not such a choice is left as it is."""
+        invocation = callback_context.invocation_id
+        if invocation not in self._schema_calls or callback_context.agent_name != self._root.name:
+            return
+        content = llm_response.content
+        if llm_response.partial:
+            llm_response.content = None  # the JSON is not for the user's eyes
+            return
+        names = self._schema_calls.pop(invocation)
+        if content is None:
+            return
+        text = "".join(p.text for p in content.parts or [] if p.text and not p.thought)
+        choice = read_choice(text, names)
+        if choice is None:
+            return
+        if choice.agent is None:
+            content.parts = [types.Part(text=choice.answer)]
+            return
+        call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: choice.agent})
+        content.parts = [types.Part(function_call=call)]

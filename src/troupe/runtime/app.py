@@ -105,7 +105,7 @@ def build_app(
     if router is not None:
         # First: a routed turn skips the orchestrator's model call, and the
         # plugins after it then neither count nor time a call.
-        own.insert(0, RouterPlugin(router.before_model))
+        own.insert(0, RouterPlugin(router.before_model, router.after_model))
     try:
         return App(
             name=name,

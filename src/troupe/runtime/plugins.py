@@ -144,14 +144,24 @@ class RouterPlugin(BasePlugin):
     def __init__(
         self,
         before_model: Callable[[CallbackContext, LlmRequest], Awaitable[LlmResponse | None]],
+        after_model: Callable[[CallbackContext, LlmResponse], None] | None = None,
     ) -> None:
         super().__init__(name="troupe_router")
         self._before_model = before_model
+        self._after_model = after_model
 
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         return await self._before_model(callback_context, llm_request)
+
+    async def after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        # In place, and None: the plugins after this one still see the reply.
+        if self._after_model is not None:
+            self._after_model(callback_context, llm_response)
+        return None
 
 
 class TurnTimeoutPlugin(BasePlugin):
