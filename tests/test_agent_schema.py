@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from troupe.routing.agent_schema import Choice, choice_schema, read_choice
+from troupe.routing.agent_schema import (
+    Choice,
+    choice_reply,
+    choice_schema,
+    offered_agents,
+    read_choice,
+)
 
 TEAM = ["operator", "vault"]
 
@@ -39,3 +45,11 @@ def test_a_choice_is_read_from_the_json_reply(reply: str, choice: Choice) -> Non
 )
 def test_a_reply_that_is_not_a_usable_choice_is_left_as_it_is(reply: str) -> None:
     assert read_choice(reply, TEAM) is None
+
+
+def test_a_model_tells_a_choice_schema_from_other_schemas_and_answers_in_its_form() -> None:
+    assert offered_agents(choice_schema(TEAM)) == TEAM
+    assert offered_agents({"type": "object", "properties": {}}) is None
+    assert offered_agents(None) is None
+    assert read_choice(choice_reply("vault"), TEAM) == Choice("vault", "")
+    assert read_choice(choice_reply(None, "Paris."), TEAM) == Choice(None, "Paris.")

@@ -543,3 +543,26 @@ def test_a_specialist_keeps_a_step_where_a_peers_word_only_comes_first(
 
     assert part.text is None  # no [REJECT] to the vault
     assert part.function_call is not None
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Lock up backup.sql so only someone with the key can read it.",
+        "Is anything listening on port 8080 right now?",
+    ],
+)
+async def test_asked_for_a_json_choice_the_offline_orchestrator_chooses_as_it_would_transfer(
+    team_tools: list[Tool], request_text: str
+) -> None:
+    def assistant(schema: bool) -> Assistant:
+        config = Config(
+            tools=team_tools, model="offline", router="auto", router_agent_schema=schema
+        )
+        return Assistant(build_agent_tree(config))
+
+    plain = await run(assistant(False), request_text)
+    chosen = await run(assistant(True), request_text)
+
+    assert simplify(chosen)[0] == simplify(plain)[0]
+    assert not any('"agent"' in step.text for step in all_steps(chosen) if step.kind == "text")

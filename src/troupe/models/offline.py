@@ -15,6 +15,8 @@ of the instructions:
   commands, URLs), and reports the tool's result;
 * when none of its tools fits it answers in the ``[REJECT]`` format, naming
   the team member whose keywords fit;
+* asked for a JSON choice (``router.agent_schema``), the orchestrator names
+  the agent it would transfer to, or answers, in that JSON;
 * as planner holding its team as tools it derives the steps from the request
   and the team's keywords, hands each step to its agent in order (with the
   previous step's result), then reports every step's outcome; asked for a
@@ -37,6 +39,7 @@ from typing_extensions import override
 from .. import prompts
 from .._adk_compat import is_relayed_context, relayed_tool_results
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
+from ..routing.agent_schema import choice_reply, offered_agents
 from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments, find_path, find_url
 from ._request import system_text, user_texts
@@ -543,6 +546,9 @@ class OfflineModel(BaseLlm):
         failed_transfer = bool(results) and all(r.name == TRANSFER_TOOL for r in results)
         if results and not failed_transfer:
             return [types.Part(text=self._report(results))]
+        offered = offered_agents(request.config.response_schema)
+        if self._is_root() and offered is not None:
+            return [types.Part(text=self._choose(text, offered, request))]
         if self._is_root() and TRANSFER_TOOL in decls:
             return self._orchestrate(text, list(self.team), request)
         tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
@@ -587,6 +593,16 @@ class OfflineModel(BaseLlm):
             return [types.Part(text=self._direct(text))]
         call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: route.name})
         return [types.Part(function_call=call)]
+
+    def _choose(self, text: str, offered: list[str], request: LlmRequest) -> str:
+        """The JSON choice asked for by ``router.agent_schema``: the agent the
+        orchestrator would transfer to, if offered, else its own answer."""
+        parts = self._orchestrate(text, [r for r in self.team if r.name in offered], request)
+        call = parts[0].function_call if parts else None
+        target = str((call.args or {}).get(TRANSFER_ARG, "")) if call else ""
+        if target in offered:
+            return choice_reply(target)
+        return choice_reply(None, " ".join(p.text for p in parts if p.text) or self._direct(text))
 
     def _planner_for(self, text: str, excluded: set[str]) -> TeamRoute | None:
         """The team's planner, when ``text`` opens by asking for a plan ("plan:

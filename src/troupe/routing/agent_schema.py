@@ -76,3 +76,17 @@ def read_choice(text: str, names: Sequence[str]) -> Choice | None:
     if agent == NO_AGENT and answer:
         return Choice(None, answer)
     return None
+
+
+def offered_agents(schema: object) -> list[str] | None:
+    """The names a :func:`choice_schema` offers, or None when ``schema`` is
+    not one (how a model tells that it is asked for a choice)."""
+    if not isinstance(schema, dict) or schema.get("title") != "agent_choice":
+        return None
+    names = schema.get("properties", {}).get("agent", {}).get("enum", [])
+    return [n for n in names if isinstance(n, str) and n != NO_AGENT]
+
+
+def choice_reply(agent: str | None, answer: str = "") -> str:
+    """A JSON choice as a model writes it: ``agent`` None for :data:`NO_AGENT`."""
+    return json.dumps({"agent": agent or NO_AGENT, "answer": answer}, ensure_ascii=False)
