@@ -459,6 +459,22 @@ def test_an_everyday_word_is_never_read_as_a_typo_of_a_keyword() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("in what order should I migrate?", "ordner"),
+        ("pass the salt", "pasos"),
+        ("archive the old logs", "archivo"),
+        ("over the past week", "pasta"),
+    ],
+)
+def test_an_english_word_is_never_read_as_a_typo_of_another_languages_phrase(
+    text: str, phrase: str
+) -> None:
+    assert lexical_score(text, [phrase]) == 0
+    assert lexical_score(f"im {phrase}", [phrase]) > 0
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "What is a knowledge graph, roughly?",
