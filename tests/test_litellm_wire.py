@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from fakes.openai_server import FakeOpenAI, serve, text_reply, tool_call_reply
+from fakes.openai_server import FakeOpenAI, failure, serve, text_reply, tool_call_reply
 from troupe import Assistant, Config, ConfigError, TroupeAgent, build_agent_tree, resolve_model
 from troupe.builtins import Workspace, operator_tools
 from troupe.testing import simplify
@@ -361,3 +361,21 @@ async def test_a_streamed_json_choice_never_reaches_the_user_as_text(
     texts = [p.text for e in events if e.content for p in e.content.parts or [] if p.text]
     assert not any('"agent"' in text for text in texts)
     assert ("orchestrator", "transfer", "operator") in simplify(events)
+
+
+async def test_choices_whose_call_failed_are_not_kept_past_a_bound(
+    fake_openai: FakeOpenAI, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from troupe.routing import fastpath
+
+    monkeypatch.setattr(fastpath, "MAX_PENDING_CHOICES", 2)
+    fake_openai.replies[:] = [failure(400)] * 3  # never retried, never answered
+    assistant = _routed_assistant(fake_openai, workspace, schema=True)
+    root = assistant.root_agent
+    assert isinstance(root, TroupeAgent) and root.troupe_router is not None
+
+    for session in ("s1", "s2", "s3"):
+        with pytest.raises(Exception):  # noqa: B017 - the scripted failure, whatever wraps it
+            await assistant.run_and_collect(session, DEFERRED)
+
+    assert len(root.troupe_router._schema_calls) == 2

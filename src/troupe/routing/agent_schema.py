@@ -20,13 +20,15 @@ from typing import Any
 
 NO_AGENT = "none"
 """The choice that means: the orchestrator answers the request itself."""
+SCHEMA_TITLE = "agent_choice"
+"""The title of :func:`choice_schema`, by which a model tells it from others."""
 
 
 def choice_schema(names: Sequence[str]) -> dict[str, Any]:
     """JSON schema of the reply: ``agent`` first (one of ``names`` or
     :data:`NO_AGENT`), then ``answer``."""
     return {
-        "title": "agent_choice",
+        "title": SCHEMA_TITLE,
         "type": "object",
         "properties": {
             "agent": {"type": "string", "enum": [*names, NO_AGENT]},
@@ -81,7 +83,7 @@ def read_choice(text: str, names: Sequence[str]) -> Choice | None:
 def offered_agents(schema: object) -> list[str] | None:
     """The names a :func:`choice_schema` offers, or None when ``schema`` is
     not one (how a model tells that it is asked for a choice)."""
-    if not isinstance(schema, dict) or schema.get("title") != "agent_choice":
+    if not isinstance(schema, dict) or schema.get("title") != SCHEMA_TITLE:
         return None
     names = schema.get("properties", {}).get("agent", {}).get("enum", [])
     return [n for n in names if isinstance(n, str) and n != NO_AGENT]

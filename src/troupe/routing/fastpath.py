@@ -54,6 +54,9 @@ SCHEMA_CHOICES = 3
 """Team members a JSON choice offers (``router.agent_schema``): the router's
 best few, best first. Fewer, clearer choices for a small model; the right
 agent is among the router's first three for nearly every request."""
+MAX_PENDING_CHOICES = 1024
+"""JSON choices awaiting their reply at most: a call that fails or is cancelled
+never gets one, and its entry must not stay for the life of the server."""
 
 
 def is_router_call(call_id: str | None) -> bool:
@@ -241,6 +244,8 @@ class FastPath:
             llm_request.config.response_schema = choice_schema(names)
             llm_request.append_instructions([choice_instruction(names)])
             self._schema_calls[callback_context.invocation_id] = names
+            if len(self._schema_calls) > MAX_PENDING_CHOICES:
+                del self._schema_calls[next(iter(self._schema_calls))]  # the oldest
         elif self._require_transfer and guessed:
             # The model must pick an agent; a server that turns the declaration
             # into a grammar (llama.cpp's) lets it name only the team's agents.
