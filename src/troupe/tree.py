@@ -210,6 +210,7 @@ def _route_entry(spec: AgentSpec, tools: Sequence[Tool], topology: Topology) -> 
         match_phrases=spec.match_phrases,
         examples=spec.examples,
         plans=spec.is_planner,
+        synonyms=spec.synonyms,
     )
 
 

@@ -110,11 +110,13 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
     fragments: Sequence[str] = ()
     capabilities: Sequence[str] = ()
     examples: Sequence[str] = ()
+    names: Sequence[str] = [agent.name]
     if entry is not None:
         texts += [entry.role, entry.accepts, entry.returns]
         examples = entry.examples
         keywords, fragments = entry.keywords, entry.match_phrases
         capabilities = [c for c in entry.capabilities.split(", ") if c]
+        names = [agent.name, *entry.synonyms]
     texts += [t.description or "" for t in tools]
     return AgentProfile.build(
         agent.name,
@@ -126,6 +128,7 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
         capabilities=capabilities,
         plans=entry.plans if entry is not None else None,
         examples=examples,
+        names=names,
     )
 
 

@@ -41,6 +41,9 @@ class RouteEntry:
     meaning; never written into an instruction."""
     plans: bool = False
     """The agent carries out requests of several steps (the team's planner)."""
+    synonyms: Sequence[str] = ()
+    """Other names its author gave it (``courier``, ``forecaster``): words of
+    its work for the router; never written into an instruction."""
 
 
 def effective_rounds(max_delegation_rounds: int | None) -> int:

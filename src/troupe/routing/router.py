@@ -156,8 +156,7 @@ _JOINED = re.compile(
     r";|\b(?:and|then|also|und|dann|danach|y|luego|después|et|puis|ensuite|e|depois)\b", re.I
 )
 """Words that join one step to another (a comma alone joins details)."""
-_PLAN_LEAD_WORDS = 3
-"""A request asks for a plan when a planning keyword is among its first words."""
+
 _MIN_CLAUSE_WORDS = 2
 _TOP_PHRASES = 3
 """An agent's semantic score looks at its three phrases closest to the request."""
@@ -165,6 +164,10 @@ _CLAUSE_LEAD = 0.05
 _CLAUSE_MIN = 0.25
 _CLAUSE_CLEAR_LEAD = 0.15
 """A clause counts towards a compound request when its own best agent leads by this much."""
+DISTINCT_NAME = 0.5
+"""A keyword names an agent's work when at most two agents of the team are
+described by its words ("refund" on a shop team; not "order", which every
+agent that takes an order number is described by)."""
 NAMED_SHARE = 2 / 3
 """The share of the threshold a route needs when the request names the best
 agent's keyword and no other agent's (0.5 at the default threshold)."""
@@ -232,6 +235,7 @@ class AgentProfile:
         capabilities: Iterable[str] = (),
         plans: bool | None = None,
         examples: Iterable[str] = (),
+        names: Iterable[str] = (),
     ) -> AgentProfile:
         """A profile from an agent's texts, keywords, capabilities and tools.
 
@@ -262,12 +266,12 @@ class AgentProfile:
         terms = tuple(
             dict.fromkeys(
                 t
-                for source in (*tool_names, *capabilities)
+                for source in (*tool_names, *capabilities, *names)
                 for t in _tokens(source)
                 if _names_work(t) and t not in keyword_words
             )
         )
-        described = (*phrases, *words, *bits, *tool_names, *parameter_names)
+        described = (*phrases, *words, *bits, *tool_names, *parameter_names, *names)
         vocabulary = frozenset(_stem(t) for text in described for t in _tokens(text))
         return cls(name, phrases, words, structures, plans, bits, terms, vocabulary, bool(examples))
 
@@ -283,9 +287,12 @@ class Candidate:
     structure: float = 0.0
     nearest: float = 0.0
     """Similarity to the agent's single closest phrase."""
+    keyword: bool = False
+    """One of the agent's own keywords (or match phrases) is in the request."""
     named: bool = False
-    """One of the agent's own keywords (or match phrases) is in the request:
-    the request names its work in its author's words."""
+    """One of the agent's own keywords (or match phrases) that singles it out
+    on the team is in the request: the request names its work in its author's
+    words (see :data:`DISTINCT_NAME`)."""
 
 
 @dataclass(frozen=True)
@@ -516,7 +523,7 @@ class Router:
 
     def distinctness(self, phrase: str) -> float:
         """How much ``phrase`` singles one agent out on this team: 1 over the
-        number of agents described by each of its words, averaged. "refund" on
+        number of agents described by its most telling word. "refund" on
         a team where only one agent mentions refunds counts fully; "order" on
         a team where orders, returns and shipping all take an order number
         counts a third: a word the team shares is an entity, not the work."""
@@ -529,7 +536,8 @@ class Router:
         parts = _keyword_tokens(phrase)
         if not parts:
             return 0.0
-        return sum(1 / max(1, self._spread.get(_stem(p), 1)) for p in parts) / len(parts)
+        # A phrase is as telling as its most telling word ("tracking number").
+        return max(1 / max(1, self._spread.get(_stem(p), 1)) for p in parts)
 
     def with_threshold(self, threshold: float) -> Router:
         """The same router (sharing its encoded phrases) with another threshold."""
@@ -606,7 +614,8 @@ class Router:
             lex = lexical_score(
                 text, profile.lexical_keywords, terms=profile.terms, weight=self.distinctness
             )
-            named = bool(lex) and any(_keyword_found(tokens, k) for k in profile.lexical_keywords)
+            found_words = [k for k in profile.lexical_keywords if lex and _keyword_found(tokens, k)]
+            named = any(self.distinctness(k) >= DISTINCT_NAME for k in found_words)
             struct = 1.0 if found & profile.structures else 0.0
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
             out.append(
@@ -617,6 +626,7 @@ class Router:
                     lex,
                     struct,
                     float(near),
+                    bool(found_words),
                     named,
                 )
             )
@@ -640,13 +650,17 @@ class Router:
             ranked = self._candidates(text, semantic[i], nearest[i])
             parts = clauses[i]
             owners = set()
-            elsewhere = False
+            elsewhere = another = False
             for j, part in enumerate(parts if len(parts) > 1 else ()):
                 top = self._candidates(part, semantic[offset + j], nearest[offset + j])
                 if self._owns_clause(top):
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
                 elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys
+                lead = top[0].score - (top[1].score if len(top) > 1 else 0.0)
+                another = another or (
+                    top[0].name != ranked[0].name and lead >= _CLAUSE_LEAD and not nobodys
+                )
             offset += len(parts)
             # Parts joined only by commas are details of one request ("a room in
             # Nice, budget 120 a night"); steps are joined by "and", "then", ";".
@@ -654,7 +668,10 @@ class Router:
             compound = (len(owners) > 1 and joined) or self._asks_for_a_plan(parts)
             # Ordered steps ("..., then ...") of which one is another agent's, or
             # nobody's: one agent would not do them all.
-            steps_elsewhere = elsewhere and bool(_SEQUENCE.search(text))
+            # Parts joined by "and" of which one clearly leans to another agent
+            # are not one agent's either ("find me a flight, and tell me what
+            # 200 euros are in pounds").
+            steps_elsewhere = (elsewhere and bool(_SEQUENCE.search(text))) or (another and joined)
             decisions.append(
                 self._judge(
                     text,
@@ -678,16 +695,20 @@ class Router:
         return {p.name for p in self.profiles if p.plans}
 
     def _opens_with_plan(self, text: str) -> bool:
-        """``text`` opens by asking for the planning agent's work ("plan the
-        release: ...", "can you plan my trip ..."), rather than mentioning a
-        plan ("our plans changed, ...")."""
+        """``text`` asks for the planning agent's work ("plan the release: ...",
+        "can you plan my trip ...", "I need a roadmap for ..."), rather than
+        mentioning someone's plans ("our plans changed, ...")."""
         planner = next((p for p in self.profiles if p.plans), None)
         if planner is None:
             return False
-        lead = _tokens(text)[:_PLAN_LEAD_WORDS]
-        if any(t in _PERSONAL_WORDS for t in lead[:2]):
-            return False
-        return bool(lexical_score(" ".join(lead), planner.lexical_keywords))
+        tokens = _tokens(text)
+        for keyword in planner.lexical_keywords:
+            parts = _keyword_tokens(keyword)
+            for i in range(len(tokens) - len(parts) + 1):
+                found = all(_fuzzy_equal(tokens[i + j], parts[j]) for j in range(len(parts)))
+                if found and (i == 0 or tokens[i - 1] not in _PERSONAL_WORDS):
+                    return True
+        return False
 
     def _asks_for_a_plan(self, parts: Sequence[str]) -> bool:
         """Several steps whose first one opens by asking for the planning agent's
@@ -743,6 +764,12 @@ class Router:
         *,
         steps_elsewhere: bool = False,
     ) -> RouteDecision:
+        if not compound and self._planners and not self._opens_with_plan(text):
+            # The planning agent orders steps; a request of one step that does
+            # not ask for a plan is some other member's, whatever its words.
+            ranked = [c for c in ranked if c.name not in self._planners] + [
+                c for c in ranked if c.name in self._planners
+            ]
         best = ranked[0]
         shape = is_greeting_shaped(text)
         if shape and best.lexical == 0 and best.structure == 0 and greeting >= best.semantic:
@@ -774,16 +801,12 @@ class Router:
         # tomorrow?" to a team with a weather agent) is the team's, unless it
         # asks for an explanation ("what is a knowledge graph?").
         world = best.structure == 0 and is_open_question(text)
-        if world and (not best.named or asks_for_explanation(text)):
+        if world and (not best.keyword or asks_for_explanation(text)):
             return RouteDecision("defer", None, confidence, tuple(ranked), compound=compound)
         if faint and best.nearest < self._nobody_below(best.name) and not compound:
             # Meaning alone, and far from every agent: nobody's work, as far
             # as the team's own words say. The model decides, told so.
             return RouteDecision("defer", None, confidence, tuple(ranked), nobody=True)
-        # The planning agent takes a request of one step only when it opens by
-        # asking for a plan ("plan my trip to Porto"), not when it mentions one.
-        if best.name in self._planners and not self._opens_with_plan(text):
-            return RouteDecision("defer", best.name, confidence, tuple(ranked), compound=compound)
         # A request that names the agent's work in its author's own words, and
         # no other agent's, needs less of a lead: the words agree with the meaning.
         alone = best.named and not any(c.named for c in ranked[1:])
