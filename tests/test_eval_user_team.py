@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -103,3 +104,28 @@ async def test_the_library_evaluates_the_team_a_config_builds() -> None:
     assert result.expected == ("meteorologist",)
     with pytest.raises(ConfigError, match="'operator', which is not on the team"):
         await run_evaluation([RoutingCase("ls", ("operator",), "plain", "en")], config=config)
+
+
+def test_calibrate_writes_the_threshold_it_chose_into_the_config(tmp_path: Path) -> None:
+    config = _shop_config(tmp_path)
+    config.write_text("# my shop\n" + config.read_text() + "router: off\n")
+
+    dataset = str(TEAMS / "shop" / "dev.jsonl")
+    args = ["routing", "calibrate", "-c", str(config), "--dataset", dataset]
+    result = CliRunner().invoke(app, [*args, "--precision", "0.9", "--write"])
+
+    assert result.exit_code == 0, result.output
+    assert "held-out half 0" in result.output and "calibration error" in result.output
+    written = config.read_text()
+    assert written.startswith("# my shop\n")  # the rest of the file is kept
+    assert "router: off" not in written
+    chosen = re.search(r"chosen ([0-9.]+): coverage", result.output)
+    assert chosen is not None
+    assert f"router: {{mode: auto, threshold: {float(chosen.group(1)):g}}}" in written
+
+
+def test_calibrate_without_a_dataset_keeps_the_default_and_says_how_to_fit_it() -> None:
+    result = CliRunner().invoke(app, ["routing", "calibrate"])
+
+    assert result.exit_code == 0
+    assert "default threshold, 0.75" in result.output and "--dataset" in result.output

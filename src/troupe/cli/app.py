@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import TroupeError
-from ..terminal_text import for_rich, visible
+from ..terminal_text import for_rich
 from . import bench, secrets, serve, sessions, trace
 from .common import console, fail, quiet_logs, working
 from .eval import register as register_eval
@@ -24,6 +23,7 @@ from .options import (
     TrustOpt,
     WorkspaceOpt,
 )
+from .routing import routing_app
 
 if TYPE_CHECKING:
     from google.adk.agents.base_agent import BaseAgent
@@ -137,34 +137,6 @@ def _mcp_reports(config: Config, *, start: bool) -> list[McpServerReport]:
 
 
 @app.command()
-def routing(
-    config: ConfigOpt = None,
-    model: ModelOpt = None,
-    workspace: WorkspaceOpt = None,
-    topology: TopologyOpt = None,
-    trust_workspace_config: TrustOpt = False,
-) -> None:
-    """Print the orchestrator's instruction (routing table and protocols)."""
-    from ..settings import load_settings
-    from ..tree import build_agent_tree
-
-    quiet_logs(False)
-    try:
-        settings = load_settings(
-            config_path=config,
-            model=model,
-            workspace=workspace,
-            topology=topology,
-            trust_workspace_config=trust_workspace_config or None,
-        )
-        root = build_agent_tree(settings.config)
-    except TroupeError as exc:
-        raise fail(exc) from None
-    # The instruction quotes remote agents' cards and MCP servers' tool descriptions.
-    sys.stdout.write(visible(str(root.instruction)))
-
-
-@app.command()
 def chat(
     message: Annotated[
         str | None, typer.Argument(help="Send one message; omit for a REPL.")
@@ -266,6 +238,7 @@ serve.register(app)
 sessions.register(app)
 register_eval(app)
 app.add_typer(bench.bench_app, name="bench")
+app.add_typer(routing_app, name="routing")
 app.add_typer(trace.trace_app, name="trace")
 app.add_typer(secrets.secrets_app, name="secrets")
 

@@ -315,6 +315,9 @@ class RouteDecision:
     nobody: bool = False
     """No agent's words, structure or close meaning is in the request: it
     looks like work nobody on the team does (``agent`` is None)."""
+    bar: float = 1.0
+    """The share of the threshold this decision's confidence had to reach
+    (:data:`NAMED_SHARE` when the request names the agent's work)."""
 
     def hint(self, limit: int = 3) -> str:
         """The candidates as a section of the orchestrator's instruction."""
@@ -810,7 +813,11 @@ class Router:
         # A request that names the agent's work in its author's own words, and
         # no other agent's, needs less of a lead: the words agree with the meaning.
         alone = best.named and not any(c.named for c in ranked[1:])
-        needed = self.threshold * (NAMED_SHARE if alone else 1.0)
-        if disagree or faint or steps_elsewhere or confidence < needed:
-            return RouteDecision("defer", best.name, confidence, tuple(ranked), compound=compound)
-        return RouteDecision("route", best.name, confidence, tuple(ranked), compound=compound)
+        bar = NAMED_SHARE if alone else 1.0
+        if disagree or faint or steps_elsewhere or confidence < self.threshold * bar:
+            return RouteDecision(
+                "defer", best.name, confidence, tuple(ranked), compound=compound, bar=bar
+            )
+        return RouteDecision(
+            "route", best.name, confidence, tuple(ranked), compound=compound, bar=bar
+        )
