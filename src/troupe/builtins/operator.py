@@ -19,8 +19,8 @@ from .shell_policy import (
     DEFAULT_DENY_COMMANDS,
     GIT_NOTE,
     compile_deny_list,
-    denied_by,
-    needs_approval,
+    deny_reason,
+    is_read_only,
     runs_git,
 )
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
@@ -197,9 +197,9 @@ class OperatorTools(Toolset):
         only inside the command's process and masked in its output."""
         if not isinstance(command, str) or not command.strip():
             return tool_error("the command is empty", "a shell command such as 'ls -la'")
-        if (rule := denied_by(command, self.deny_list)) is not None:
+        if (why := await deny_reason(command, self.deny_list)) is not None:
             return tool_error(
-                f"refused: {command!r} matches the deny-list pattern `{rule}` and is never run",
+                f"refused: {command!r} {why} and is never run",
                 "a command that does not wipe, format or power off the machine",
                 command=command,
             )
@@ -214,7 +214,7 @@ class OperatorTools(Toolset):
                 "env={'TOKEN': '{{secret:NAME}}'} and $TOKEN in the command",
             )
         # Only a command that needed approval (and so got it) may write the workspace.
-        writer = self.shell_needs_approval(command, env)
+        writer = await self.shell_needs_approval(command, env)
         result = await run_process(
             argv=self.jailed(["/bin/sh", "-c", command], writable=writer),
             cwd=self.workspace.root,
@@ -291,9 +291,9 @@ class OperatorTools(Toolset):
                 "instruction": self.mask(skill["body"]),
                 "next": "carry out these steps with the team's tools",
             }
-        if (rule := denied_by(skill["body"], self.deny_list)) is not None:
+        if (why := await deny_reason(skill["body"], self.deny_list)) is not None:
             return tool_error(
-                f"refused: skill {skill['name']!r} runs a deny-listed command (pattern {rule!r})",
+                f"refused: skill {skill['name']!r} runs a deny-listed command: it {why}",
                 "a skill whose script does not wipe, format or power off the machine",
             )
         result = await run_process(
@@ -307,18 +307,16 @@ class OperatorTools(Toolset):
         )
         return self.report(result, skill=skill["name"], kind="script", args=argv)
 
-    def shell_needs_approval(self, command: str = "", env: Any = None, **_: Any) -> bool:
-        if not needs_approval(
-            command, workspace_root=self.workspace.root, deny_list=self.deny_list
-        ):
-            if not isinstance(command, str) or not command.strip():
-                return False  # exec_shell answers an empty command itself
-            if denied_by(command, self.deny_list) is not None:
-                return False  # refused before anyone is asked
-            # A read-only look runs without asking only inside an active jail, and only
-            # with troupe's own environment (an env of the model's always asks).
-            return bool(env) or not self.jail.status.active
-        return True
+    async def shell_needs_approval(self, command: str = "", env: Any = None, **_: Any) -> bool:
+        if not isinstance(command, str) or not command.strip():
+            return False  # exec_shell answers an empty command itself
+        if await deny_reason(command, self.deny_list) is not None:
+            return False  # refused before anyone is asked
+        if not is_read_only(command, self.workspace.root):
+            return True
+        # A read-only look runs without asking only inside an active jail, and only
+        # with troupe's own environment (an env of the model's always asks).
+        return bool(env) or not self.jail.status.active
 
     def shell_effect(self, command: Any = "", env: Any = None, **_: Any) -> dict[str, Any]:
         """What an approved exec_shell runs, and whether it would run outside the jail."""
