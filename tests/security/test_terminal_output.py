@@ -306,6 +306,6 @@ def test_the_warning_about_a_workspace_config_file_shows_its_path_escaped(
         check=True,
     )
 
-    assert b"ignored its api_base" in result.stderr, result.stderr
+    assert b"api_base ignored: requests go to" in result.stderr, result.stderr
     assert raw_escapes(result.stderr) == []
     assert shown_escaped(result.stderr, (f"repo{visible(CLIPBOARD_NAME)}",)) == []

@@ -86,7 +86,11 @@ class OperatorTools(Toolset):
             DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands
         )
         if private_dirs:
-            workspace = Workspace(workspace.root, private=[*workspace.private, *private_dirs])
+            workspace = Workspace(
+                workspace.root,
+                private=[*workspace.private, *private_dirs],
+                read_only=workspace.read_only,
+            )
         self.workspace = workspace
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
@@ -94,7 +98,12 @@ class OperatorTools(Toolset):
         self.passed = frozenset(check_pass_env(pass_env))
         self.skills = skills
         self.secrets = secrets
-        self.jail = jail or Jail(workspace.root, hidden=workspace.private, network=network)
+        self.jail = jail or Jail(
+            workspace.root,
+            hidden=workspace.private,
+            network=network,
+            read_only=workspace.read_only,
+        )
         self.jail.status  # noqa: B018 - probe now, so an inactive sandbox is reported at start
 
     def parent_env(self) -> Mapping[str, str]:

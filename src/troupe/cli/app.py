@@ -10,7 +10,7 @@ import typer
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich, visible
-from . import bench, secrets, serve, sessions, trace
+from . import bench, secrets, serve, sessions, trace, trust
 from .common import console, fail, quiet_logs, working
 from .eval import register as register_eval
 from .options import (
@@ -263,6 +263,7 @@ def version() -> None:
 
 
 serve.register(app)
+trust.register(app)
 sessions.register(app)
 register_eval(app)
 app.add_typer(bench.bench_app, name="bench")
