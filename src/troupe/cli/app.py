@@ -103,6 +103,15 @@ def tree(
     console.print(
         f"[{'green' if jail.active else 'bold red'}]{for_rich(jail.describe())}[/]", soft_wrap=True
     )
+    from ..builtins._limits import describe_process_limit
+    from ..sandbox.jail import Jail
+
+    holds, limit_line = describe_process_limit(
+        jailed=jail.active,
+        workspace=settings.workspace,
+        as_uid_works=Jail(settings.workspace).starts_as,
+    )
+    console.print(f"[{'green' if holds else 'bold red'}]{for_rich(limit_line)}[/]", soft_wrap=True)
     if (no_browser := browser_unavailable_reason(settings.chromium)) is not None:
         console.print(
             f"[yellow]navigator tools not registered:[/] {for_rich(no_browser)}", soft_wrap=True
