@@ -162,7 +162,8 @@ class ChatSession:
     async def repl(self) -> None:
         """Read messages until /exit or end of input; /help lists the REPL's commands."""
         self.console.print(
-            f"[bold]troupe[/] chat · model {self.label} · session [cyan]{self.session_id}[/]"
+            f"[bold]troupe[/] chat · model {for_rich(self.label)} · "
+            f"session [cyan]{for_rich(self.session_id)}[/]"
             " · /help for commands",
             soft_wrap=True,
         )
