@@ -380,7 +380,8 @@ def test_a_config_file_entry_becomes_an_mcp_server(tmp_path: Path) -> None:
 
     config = load_config(path)
 
-    assert [replace(s, workspace=None, data_dir=None) for s in config.mcp_servers] == [
+    servers = [replace(s, workspace=None, data_dir=None) for s in config.mcp_servers]
+    assert [replace(s, config_files=()) for s in servers] == [
         McpServer(
             name="web",
             url="http://127.0.0.1:8765/mcp",

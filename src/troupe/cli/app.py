@@ -11,7 +11,7 @@ import typer
 from ..errors import TroupeError
 from ..terminal_text import for_rich, visible
 from . import bench, secrets, serve, sessions, trace, trust
-from .common import console, fail, quiet_logs, working
+from .common import approve_unjailed_server, console, fail, quiet_logs, working
 from .eval import register as register_eval
 from .options import (
     ApiBaseOpt,
@@ -142,7 +142,9 @@ def _mcp_reports(config: Config, *, start: bool) -> list[McpServerReport]:
         return []
     from ..mcp import describe_servers
 
-    return asyncio.run(describe_servers(config, start=start))
+    return asyncio.run(
+        describe_servers(config, start=start, approve_unjailed=approve_unjailed_server)
+    )
 
 
 @app.command()
