@@ -116,6 +116,10 @@ def tree(
         console.print(
             f"[yellow]navigator tools not registered:[/] {for_rich(no_browser)}", soft_wrap=True
         )
+    else:
+        from ..sandbox.browser import confinement, describe
+
+        console.print(f"[green]{for_rich(describe(confinement()))}[/]", soft_wrap=True)
     for line in _left_out(settings.config, root):
         console.print(f"[yellow]{for_rich(line)}[/]", soft_wrap=True)
 
