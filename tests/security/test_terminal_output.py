@@ -248,6 +248,8 @@ def test_an_mcp_tool_description_in_troupe_tree_is_shown_escaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "400")
+    # Where the jail is missing the server starts only on a person's yes: given here.
+    monkeypatch.setattr("troupe.cli.app.approve_unjailed_server", lambda server: True)
     config = tmp_path / "troupe.yaml"
     entry = {"name": "loud", "command": sys.executable, "args": [FAKE_SERVER, "--escapes"]}
     config.write_text(
