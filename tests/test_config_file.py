@@ -9,8 +9,15 @@ from typer.testing import CliRunner
 
 import troupe
 from fakes.cli import unwrapped
+from fakes.trust import trust_every_config
 from troupe.cli.app import app
 from troupe.settings import load_settings
+
+
+@pytest.fixture(autouse=True)
+def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests' troupe.yaml lies in the workspace: they trust it (see fakes.trust)."""
+    trust_every_config(monkeypatch)
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -9,16 +9,15 @@ from typer.testing import CliRunner
 
 import troupe
 from fakes.cli import unwrapped
+from fakes.trust import trust_every_config
 from troupe.cli.app import app
 from troupe.settings import Settings, load_settings
 
 
 @pytest.fixture(autouse=True)
 def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests keep their troupe.yaml in the test's folder, which is also the
-    workspace: they trust it, as a person would with --trust-workspace-config
-    (tests/security/test_workspace_config.py covers the file that is not trusted)."""
-    monkeypatch.setenv("TROUPE_TRUST_WORKSPACE_CONFIG", "1")
+    """These tests' troupe.yaml lies in the workspace: they trust it (see fakes.trust)."""
+    trust_every_config(monkeypatch)
 
 
 def _file(tmp_path: Path, text: str) -> Path:

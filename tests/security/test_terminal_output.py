@@ -248,6 +248,8 @@ def test_an_mcp_tool_description_in_troupe_tree_is_shown_escaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "400")
+    # Where the jail is missing the server starts only on a person's yes: given here.
+    monkeypatch.setattr("troupe.cli.app.approve_unjailed_server", lambda server: True)
     config = tmp_path / "troupe.yaml"
     entry = {"name": "loud", "command": sys.executable, "args": [FAKE_SERVER, "--escapes"]}
     config.write_text(
@@ -306,6 +308,6 @@ def test_the_warning_about_a_workspace_config_file_shows_its_path_escaped(
         check=True,
     )
 
-    assert b"ignored its api_base" in result.stderr, result.stderr
+    assert b"api_base ignored: requests go to" in result.stderr, result.stderr
     assert raw_escapes(result.stderr) == []
     assert shown_escaped(result.stderr, (f"repo{visible(CLIPBOARD_NAME)}",)) == []

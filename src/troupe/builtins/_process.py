@@ -130,6 +130,7 @@ async def run_process(
     argv: Sequence[str],
     mask: Callable[[str], str] | None = None,
     limits: CommandLimits | None = None,
+    run_as: int | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with exactly ``env`` (nothing inherited).
 
@@ -141,7 +142,9 @@ async def run_process(
     size, so a cut never leaves part of a secret behind. ``limits`` bounds the
     command's memory and open files (and, as root, its processes; the caller
     puts the process limit of a normal user into ``argv`` with
-    :meth:`CommandLimits.inside`).
+    :meth:`CommandLimits.inside`). ``run_as`` starts the child as that uid (and
+    its group), with no supplementary groups: troupe as root running a jail as
+    the dedicated unprivileged uid, where RLIMIT_NPROC holds.
     """
     common: dict[str, Any] = {
         "cwd": cwd,
@@ -151,9 +154,12 @@ async def run_process(
         "stdin": asyncio.subprocess.DEVNULL,
         "start_new_session": True,
     }
-    group = PidsGroup.create(limits.processes) if limits and os.geteuid() == 0 else None
+    root = os.geteuid() == 0
+    group = PidsGroup.create(limits.processes) if limits and root and run_as is None else None
     if limits is not None:
         common["preexec_fn"] = limits.in_child(group)
+    if run_as is not None:
+        common.update(user=run_as, group=run_as, extra_groups=[])
     try:
         proc = await asyncio.create_subprocess_exec(*argv, **common)
         keep = max_output_chars * 4 + _MASK_MARGIN_BYTES

@@ -9,8 +9,8 @@ import typer
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich
-from . import bench, secrets, serve, sessions, trace
-from .common import console, fail, quiet_logs, working
+from . import bench, secrets, serve, sessions, trace, trust
+from .common import approve_unjailed_server, console, fail, quiet_logs, working
 from .eval import register as register_eval
 from .options import (
     ApiBaseOpt,
@@ -103,10 +103,23 @@ def tree(
     console.print(
         f"[{'green' if jail.active else 'bold red'}]{for_rich(jail.describe())}[/]", soft_wrap=True
     )
+    from ..builtins._limits import describe_process_limit
+    from ..sandbox.jail import Jail
+
+    holds, limit_line = describe_process_limit(
+        jailed=jail.active,
+        workspace=settings.workspace,
+        as_uid_works=Jail(settings.workspace).starts_as,
+    )
+    console.print(f"[{'green' if holds else 'bold red'}]{for_rich(limit_line)}[/]", soft_wrap=True)
     if (no_browser := browser_unavailable_reason(settings.chromium)) is not None:
         console.print(
             f"[yellow]navigator tools not registered:[/] {for_rich(no_browser)}", soft_wrap=True
         )
+    else:
+        from ..sandbox.browser import confinement, describe
+
+        console.print(f"[green]{for_rich(describe(confinement()))}[/]", soft_wrap=True)
     for line in _left_out(settings.config, root):
         console.print(f"[yellow]{for_rich(line)}[/]", soft_wrap=True)
 
@@ -133,7 +146,9 @@ def _mcp_reports(config: Config, *, start: bool) -> list[McpServerReport]:
         return []
     from ..mcp import describe_servers
 
-    return asyncio.run(describe_servers(config, start=start))
+    return asyncio.run(
+        describe_servers(config, start=start, approve_unjailed=approve_unjailed_server)
+    )
 
 
 @app.command()
@@ -235,6 +250,7 @@ def version() -> None:
 
 
 serve.register(app)
+trust.register(app)
 sessions.register(app)
 register_eval(app)
 app.add_typer(bench.bench_app, name="bench")

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from ..errors import TroupeError
 from ..logfile import attach_log_file
+from ..mcp import approve_unjailed_start, waiting_for_approval
 from ..models.resolve import model_label
 from ..runtime.approvals import (
     ApprovalDecision,
@@ -28,6 +29,7 @@ from ..runtime.events import Step, partial_text, steps
 from ..settings import load_settings
 from ..terminal_text import for_rich, json_text
 from ..tree import build_agent_tree
+from .common import approve_unjailed_server
 from .render import error_line, path_summary, render_step
 from .repl import COMMANDS, LineReader, command_of, new_session_id, prompt_text
 
@@ -89,6 +91,11 @@ class ChatSession:
         # Before the tree: MCP toolsets send their servers' stderr to the log file.
         attach_log_file(settings.data_dir)
         root = build_agent_tree(settings.config)
+        if policy == "ask":
+            # A stdio server the jail cannot hold here starts only with a person's yes.
+            for toolset in waiting_for_approval(root):
+                if approve_unjailed_server(toolset.troupe_placement.server):  # type: ignore[attr-defined]
+                    approve_unjailed_start(toolset)
         service = None
         if persist:
             from ..stores.sessions import open_session_store
@@ -162,7 +169,8 @@ class ChatSession:
     async def repl(self) -> None:
         """Read messages until /exit or end of input; /help lists the REPL's commands."""
         self.console.print(
-            f"[bold]troupe[/] chat · model {self.label} · session [cyan]{self.session_id}[/]"
+            f"[bold]troupe[/] chat · model {for_rich(self.label)} · "
+            f"session [cyan]{for_rich(self.session_id)}[/]"
             " · /help for commands",
             soft_wrap=True,
         )

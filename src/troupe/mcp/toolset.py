@@ -264,13 +264,27 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             )
             self._troupe_claims = claims if claims is not None else ToolClaims()
             self.troupe_stderr = stderr
+            self.troupe_start_approved = False
+            """True once a person allowed this server to start outside the jail."""
+            self._troupe_said_not_started = False
 
         def __repr__(self) -> str:
             return f"MCP server {self.troupe_placement.server.name!r}"
 
+        @property
+        def troupe_waits_for_approval(self) -> bool:
+            """True while the server would start outside the jail (not active here)
+            and nobody allowed that: it is not started, and offers no tools."""
+            return self._troupe_unjailed and not self.troupe_start_approved
+
         async def get_tools(
             self, readonly_context: ReadonlyContext | None = None
         ) -> list[BaseTool]:
+            if self.troupe_waits_for_approval:
+                if not self._troupe_said_not_started:
+                    self._troupe_said_not_started = True
+                    logger.warning("%s", not_started_unjailed(self.troupe_placement.server.name))
+                return []
             tools = await super().get_tools(readonly_context)
             server = self.troupe_placement.server.name
             visible: list[BaseTool] = []
@@ -312,6 +326,27 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             return visible
 
     return TroupeMcpToolset
+
+
+def not_started_unjailed(name: str) -> str:
+    """Why the stdio server ``name`` was not started, and the two ways to start it."""
+    return (
+        f"MCP server {name!r} was not started: the sandbox is not active on this machine, "
+        "so it would run unjailed with your user's privileges; approve it when `troupe "
+        "chat` asks at a terminal, or set `jail: false` on its entry in a config file you "
+        "trust (`troupe trust`)"
+    )
+
+
+def waiting_for_approval(root: BaseAgent) -> list[BaseToolset]:
+    """The MCP toolsets under ``root`` whose server waits for a person's approval
+    to start outside the jail (see :func:`approve_unjailed_start`)."""
+    return [t for t in mcp_toolsets(root) if getattr(t, "troupe_waits_for_approval", False)]
+
+
+def approve_unjailed_start(toolset: BaseToolset) -> None:
+    """A person allowed ``toolset``'s server to start outside the jail."""
+    toolset.troupe_start_approved = True  # type: ignore[attr-defined]
 
 
 def build_toolset(

@@ -22,7 +22,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
 from ..errors import ConfigError
-from ..sandbox.jail import UNCONFINED
+from ..sandbox.jail import OUTSIDE, UNCONFINED
 
 if TYPE_CHECKING:
     from .assistant import Assistant
@@ -132,15 +132,16 @@ async def decide(
     request: ApprovalRequest, policy: ApprovalPolicy, ask: AskUser | None = None
 ) -> ApprovalDecision:
     """Apply ``policy`` to one request; ``ask`` is used by the ``ask`` policy, and
-    under ``auto`` for a call that would run outside the sandbox (an ``unconfined``
-    effect: bubblewrap cannot create namespaces here), which only a person may allow."""
-    if policy == "auto" and request.effect.get(UNCONFINED):
+    under ``auto`` for a call that would run unconfined (an ``unconfined`` effect:
+    bubblewrap cannot create namespaces here, or no process limit can apply), which
+    only a person may allow."""
+    if policy == "auto" and (why := request.effect.get(UNCONFINED)):
         if ask is None:
+            said = why if isinstance(why, str) else OUTSIDE
             return ApprovalDecision(
                 False,
-                f"{request.tool} would run outside the sandbox (it is not active on this "
-                "machine), and --approve auto does not cover that; a person must approve "
-                "it: rerun with --approve ask",
+                f"{request.tool}: {said}, and --approve auto does not cover that; a person "
+                "must approve it: rerun with --approve ask",
             )
     elif policy == "auto":
         return ApprovalDecision(True, "approved automatically (--approve auto)")
