@@ -340,9 +340,28 @@ def test_cli_approve_ask_shows_the_call_and_runs_it_on_yes(tmp_path: Path) -> No
 
     assert result.exit_code == 0, result.output
     assert "operator wants to run fs_write" in result.output
-    assert "allow? [y/N]" in result.output
+    assert "allow? [y]es / [N]o / [a]lways this session:" in result.output
     assert 'content = "hello"' in result.output
     assert (tmp_path / "out.txt").read_text() == "hello"
+
+
+def test_always_allows_the_tool_for_the_rest_of_the_session_and_the_trace_shows_it(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    lines = 'write "one" to a.txt\na\nwrite "two" to b.txt\n/exit\n'
+    args = ["--approve", "ask", "--data-dir", str(data)]
+
+    result = _chat(tmp_path, *args, stdin=lines)
+
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "a.txt").read_text() == "one" and (tmp_path / "b.txt").read_text() == "two"
+    assert result.output.count("allow?") == 1
+    assert result.output.count("(allowed for this session)") == 2
+    listed = CliRunner().invoke(app, ["trace", "list", "--json", "--data-dir", str(data)])
+    newest = json.loads(listed.output)[0]["id"]
+    shown = CliRunner().invoke(app, ["trace", "show", newest, "--data-dir", str(data)])
+    assert "allowed for this session: fs_write" in shown.output
 
 
 def test_cli_approve_ask_declines_on_no(tmp_path: Path) -> None:

@@ -221,9 +221,10 @@ def chat(
         raise fail(exc) from None
     try:
         if message is not None:
-            ok = asyncio.run(chat_session.send_once(message))
-            raise typer.Exit(code=0 if ok else 1)
-        asyncio.run(chat_session.repl())
+            ok = chat_session.send_once(message)
+            # 130: stopped by Ctrl-C, as a shell reports SIGINT.
+            raise typer.Exit(code=130 if ok is None else 0 if ok else 1)
+        chat_session.repl()
     except TroupeError as exc:
         raise fail(exc) from None
 

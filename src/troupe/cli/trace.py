@@ -119,6 +119,8 @@ def render_trace(trace: Trace) -> Tree:
         root.add(f"stopped: {for_rich(trace.stop_reason)}")
     if trace.error:
         root.add(f"[red]error: {for_rich(trace.error)}[/]")
+    if trace.allowed:
+        root.add(for_rich("allowed for this session: " + ", ".join(trace.allowed)))
     cached = f", {trace.cached_share():.0%} of the prompt cached" if trace.cached_share() else ""
     models = root.add(f"model calls ({len(trace.model_calls)}, {trace.tokens()} tokens{cached})")
     for c in trace.model_calls:
