@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.tree import Tree
 
 from ..errors import TroupeError
+from ..stores.traces import AWAITING_APPROVAL, FAILED
 from ..terminal_text import for_rich, json_text
 from .options import ConfigOpt, DataDirOpt, ListJsonOpt
+from .tables import Column, fitted_table
 
 if TYPE_CHECKING:
     from ..stores.traces import Trace, TraceStore
@@ -58,27 +59,44 @@ def list_traces(
     if not traces:
         console.print("No traces yet: run `troupe chat` first.")
         return
-    table = Table()
-    # Narrow terminals fold cells over lines instead of cutting ids and numbers to "…".
-    for heading in ("id", "when", "session", "request", "path", "outcome"):
-        table.add_column(heading, overflow="fold")
-    for heading in ("model calls", "tokens", "ms"):
-        table.add_column(heading, overflow="fold", justify="right")
-    table.columns[0].min_width = max(len(t.id) for t in traces)
-    for t in traces:
-        # A cell is Rich markup; the request and path come from the person and the model.
-        table.add_row(
-            for_rich(t.id),
-            _when(t.started_at),
-            for_rich(t.session_id),
-            for_rich(t.request[:40]),
-            for_rich(" → ".join(t.path)),
-            for_rich(t.outcome),
+    rows = [
+        [
+            t.id,
+            _short_when(t.started_at),
+            outcome_text(t.outcome, t.error),
+            t.request,
+            " → ".join(t.path),
+            t.session_id,
+            f"{t.duration_ms:.0f}",
             str(len(t.model_calls)),
             str(t.tokens()),
-            f"{t.duration_ms:.0f}",
-        )
-    console.print(table)
+        ]
+        for t in traces
+    ]
+    console.print(fitted_table(TRACE_COLUMNS, rows, console.width))
+
+
+TRACE_COLUMNS = (
+    Column("id", worth=10),
+    Column("when", worth=8),
+    Column("outcome", worth=9, cut=True, min_width=len(AWAITING_APPROVAL)),
+    Column("request", worth=7, cut=True, min_width=12),
+    Column("path", worth=5, cut=True),
+    Column("session", worth=4, cut=True),
+    Column("ms", worth=6, justify="right"),
+    Column("calls", worth=3, justify="right"),
+    Column("tokens", worth=2, justify="right"),
+)
+"""``trace list``'s columns; at 80 columns the last ones give way first."""
+
+
+def outcome_text(outcome: str, error: str | None) -> str:
+    """How a turn ended, with its error when it failed: ``failed: HTTP 401 ...``."""
+    return f"{outcome}: {error}" if outcome == FAILED and error else outcome
+
+
+def _short_when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%m-%d %H:%M")
 
 
 def _summary(trace: Trace) -> dict[str, object]:
@@ -90,6 +108,7 @@ def _summary(trace: Trace) -> dict[str, object]:
         "request": trace.request,
         "path": trace.path,
         "outcome": trace.outcome,
+        "error": trace.error,
         "model_calls": len(trace.model_calls),
         "tokens": trace.tokens(),
         "duration_ms": trace.duration_ms,
