@@ -14,6 +14,7 @@ from rich.markup import escape
 from ..errors import TroupeError
 from ..logfile import attach_log_file
 from ..models.resolve import model_label
+from ..models.setup_check import check_model_setup
 from ..runtime.approvals import (
     Answer,
     ApprovalDecision,
@@ -29,6 +30,7 @@ from ..runtime.events import Step, partial_text, steps
 from ..settings import load_settings
 from ..terminal_text import for_rich, json_text
 from ..tree import build_agent_tree
+from .common import err_console
 from .interrupts import TurnInterrupts
 from .render import error_line, path_summary, render_step
 from .repl import COMMANDS, LineReader, command_of, new_session_id, prompt_text
@@ -96,6 +98,15 @@ class ChatSession:
             router=router,
             trust_workspace_config=trust_workspace_config,
         )
+        # Before the first prompt: a missing key or an unreachable server is said
+        # now, in one line, not after the first message.
+        for warning in check_model_setup(
+            settings.config.model,
+            api_base=settings.config.api_base,
+            api_key=settings.config.api_key,
+            environ=settings.environ,
+        ):
+            err_console.print(f"[yellow]warning:[/] {for_rich(warning)}", soft_wrap=True)
         traces = settings.trace_store()
         traces.open()  # a data directory that cannot hold it fails before the turn runs
         # Before the tree: MCP toolsets send their servers' stderr to the log file.
