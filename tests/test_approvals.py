@@ -327,6 +327,14 @@ def test_cli_one_shot_denies_by_default_without_a_terminal(tmp_path: Path) -> No
     assert "--approve ask" in flat
 
 
+def test_a_declined_call_is_reported_once_not_as_a_failed_tool_result(tmp_path: Path) -> None:
+    result = _chat(tmp_path, 'write "hello" to out.txt')
+
+    flat = unwrapped(result.output)
+    assert flat.count("✗ fs_write not run") == 1
+    assert "↳ fs_write" not in flat  # the refusal written for the model is not shown again
+
+
 def test_cli_approve_auto_runs_the_tool(tmp_path: Path) -> None:
     result = _chat(tmp_path, 'write "hello" to out.txt', "--approve", "auto")
 
