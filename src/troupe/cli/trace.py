@@ -54,7 +54,7 @@ def list_traces(
     traces = _store(config, data_dir).list(limit=limit, session_id=session)
     if json_output:
         # ASCII-only JSON: every control character is a \u escape.
-        print(json.dumps([_summary(t) for t in traces], indent=2))
+        print(json.dumps([t.summary() for t in traces], indent=2))
         return
     if not traces:
         console.print("No traces yet: run `troupe chat` first.")
@@ -97,22 +97,6 @@ def outcome_text(outcome: str, error: str | None) -> str:
 
 def _short_when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%m-%d %H:%M")
-
-
-def _summary(trace: Trace) -> dict[str, object]:
-    """What ``trace list --json`` gives for one trace (``trace show --json`` has it all)."""
-    return {
-        "id": trace.id,
-        "started_at": trace.started_at,
-        "session_id": trace.session_id,
-        "request": trace.request,
-        "path": trace.path,
-        "outcome": trace.outcome,
-        "error": trace.error,
-        "model_calls": len(trace.model_calls),
-        "tokens": trace.tokens(),
-        "duration_ms": trace.duration_ms,
-    }
 
 
 def render_trace(trace: Trace) -> Tree:

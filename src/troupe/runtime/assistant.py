@@ -45,7 +45,7 @@ from ..stores.turn_records import close_dangling
 from .app import DEFAULT_APP_NAME, build_app
 from .events import Step, steps
 from .plugins import NOTE_AUTHOR, message_text, note_event
-from .tracing import build_trace, record_trace
+from .tracing import answers_confirmation, build_trace, record_trace
 
 logger = logging.getLogger("troupe.runtime")
 
@@ -270,7 +270,7 @@ class Assistant:
                     duration_s=time.perf_counter() - clock,
                     allowed=self.allowed_tools(session_id),
                 )
-                trace = record_trace(self.trace_store, trace, text)
+                trace = record_trace(self.trace_store, trace, answers_confirmation(text))
                 self.last_trace_id = trace.id
 
     async def run_and_collect(self, session_id: str, text: str | types.Content) -> str:

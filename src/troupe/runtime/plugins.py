@@ -33,7 +33,7 @@ from google.genai import types
 from .._adk_compat import enqueue_event_nowait
 from ..guards.turn import Guards, TurnRecord, stop_message
 from ..stores.traces import ANSWERED, FAILED, TIMEOUT, TraceStore
-from .tracing import Tracer, build_trace, record_trace
+from .tracing import Tracer, build_trace, record_trace, resumes_approval
 
 logger = logging.getLogger("troupe.runtime")
 
@@ -276,7 +276,8 @@ class TracePlugin(BasePlugin):
         )
         try:
             # Off the event loop: the store may be a PostgreSQL database away.
-            await asyncio.to_thread(record_trace, self.store, trace, ctx.user_content)
+            resumed = resumes_approval(ctx.user_content, ctx.session.events)
+            await asyncio.to_thread(record_trace, self.store, trace, resumed)
         except Exception as exc:  # a full disk must not fail the user's turn
             logger.warning("Could not write the trace of turn %s: %s", trace.id, exc)
 

@@ -166,9 +166,21 @@ def continued(paused: Trace, resumed: Trace) -> Trace:
     )
 
 
-def record_trace(store: TraceStore, trace: Trace, message: Any) -> Trace:
-    """Write ``trace``; the answer to an approval continues the session's paused trace."""
+def resumes_approval(message: Any, session_events: list[Any] | None = None) -> bool:
+    """True when a turn answers a confirmation request: its message does, or (ADK
+    resumes a paused invocation with its first message) the session's last user event."""
     if answers_confirmation(message):
+        return True
+    for event in reversed(session_events or []):
+        if getattr(event, "author", None) == "user":
+            return answers_confirmation(event.content)
+    return False
+
+
+def record_trace(store: TraceStore, trace: Trace, resumed: bool) -> Trace:
+    """Write ``trace``; a turn ``resumed`` by an approval answer continues the
+    session's paused trace instead of starting another."""
+    if resumed:
         last = store.list(limit=1, session_id=trace.session_id)
         if last and last[0].outcome == AWAITING_APPROVAL:
             trace = continued(last[0], trace)

@@ -75,6 +75,21 @@ class Trace:
     def tokens(self) -> int:
         return sum(c["prompt_tokens"] + c["output_tokens"] for c in self.model_calls)
 
+    def summary(self) -> dict[str, Any]:
+        """The trace in brief: what ``trace list --json`` and ``GET /traces`` give for it."""
+        return {
+            "id": self.id,
+            "started_at": self.started_at,
+            "session_id": self.session_id,
+            "request": self.request,
+            "path": self.path,
+            "outcome": self.outcome,
+            "error": self.error,
+            "model_calls": len(self.model_calls),
+            "tokens": self.tokens(),
+            "duration_ms": self.duration_ms,
+        }
+
     def cached_share(self) -> float:
         """The share of prompt tokens the provider served from its cache (0 to 1)."""
         prompt = sum(c["prompt_tokens"] for c in self.model_calls)
