@@ -106,7 +106,10 @@ async def test_a_turn_paused_for_approval_says_so_until_answered_then_is_one_tra
     [whole] = store.list()
     assert whole.id == paused.id and whole.request == "make a"
     assert whole.outcome == "answered" and whole.answer == "made it"
-    assert whole.tool_calls[-1]["tool"] == "exec_touch"
+    asked, ran = whole.tool_calls
+    assert asked["tool"] == ran["tool"] == "exec_touch"
+    assert asked["paused_for_approval"] and asked["error"] is None
+    assert not ran["paused_for_approval"]
 
 
 async def test_cancelled_at_the_approval_question_the_paused_trace_says_cancelled(

@@ -136,6 +136,8 @@ def render_trace(trace: Trace) -> Tree:
     for c in trace.tool_calls:
         args = for_rich(json_text(c["args"])[:120])
         status = f" [red]error: {for_rich(str(c['error'])[:80])}[/]" if c.get("error") else ""
+        if c.get("paused_for_approval"):
+            status = " [yellow]asked for approval[/]"
         tools.add(
             f"{for_rich(c['agent'])} → {for_rich(c['tool'])}({args}) · "
             f"{c['result_chars']} chars · {c['duration_ms']:.1f} ms{status}"

@@ -106,6 +106,8 @@ class Tracer:
         started = log._tool_started.pop(tool_context.function_call_id or tool.name, None)
         text = json.dumps(tool_response, default=str, ensure_ascii=False)
         error = tool_response.get("error") if isinstance(tool_response, dict) else None
+        asked = tool_context.actions.requested_tool_confirmations or {}
+        paused = tool_context.function_call_id in asked
         log.tool_calls.append(
             ToolCall(
                 agent=tool_context.agent_name,
@@ -113,7 +115,8 @@ class Tracer:
                 args=mask_args(tool.name, dict(args)),
                 result_chars=len(text),
                 duration_ms=round((time.perf_counter() - started) * 1000, 2) if started else 0.0,
-                error=str(error) if error else None,
+                error=str(error) if error and not paused else None,
+                paused_for_approval=paused,
             )
         )
         return None
