@@ -507,6 +507,8 @@ def _file_layer(file: Path) -> dict[str, Any]:
         raw["topology"] = str((file.parent / Path(topology).expanduser()).resolve())
     if isinstance(raw.get("data_dir"), str):
         raw["data_dir"] = file.parent / Path(raw["data_dir"]).expanduser()
+    if isinstance(raw.get("mcp_servers"), list):
+        raw["mcp_servers"] = [_beside(file, entry) for entry in raw["mcp_servers"]]
     # YAML reads 1e23 as text; a number-valued field gets it as the number it reads as.
     return {
         key: _scalar(value)
@@ -514,6 +516,29 @@ def _file_layer(file: Path) -> dict[str, Any]:
         else value
         for key, value in raw.items()
     }
+
+
+def _beside(file: Path, entry: Any) -> Any:
+    """An ``mcp_servers`` entry with the relative paths of its command line that
+    name files next to ``file`` made absolute: a server started from another
+    folder (or in the jail, whose working folder is the workspace) finds its
+    script, as a relative topology path is read from beside the file."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return entry
+
+    def absolute(part: Any) -> Any:
+        if not isinstance(part, str) or part.startswith("-") or Path(part).is_absolute():
+            return part
+        if "/" not in part and not Path(part).suffix:
+            return part  # a program on PATH or a plain word, not a file
+        beside = file.parent / Path(part).expanduser()
+        return str(beside.resolve()) if beside.exists() else part
+
+    found = dict(entry)
+    found["command"] = absolute(entry["command"])
+    if isinstance(entry.get("args"), list):
+        found["args"] = [absolute(arg) for arg in entry["args"]]
+    return found
 
 
 def _as_the_workspace_s(

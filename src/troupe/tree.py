@@ -25,9 +25,9 @@ from .guards.turn import Guards, GuardSettings
 from .mcp import McpPlan, place_servers, plan_servers
 from .models.bounded import BoundedModel
 from .models.keys import configured_key
-from .models.offline import OfflineModel, TeamRoute
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
+from .models.team_view import TeamRoute, serve_team
 from .routing.capabilities import capability_description, capability_list
 from .routing.fastpath import FastPath
 from .routing.instructions import (
@@ -303,9 +303,10 @@ def build_agent_tree(config: Config) -> LlmAgent:
         tools=[],
         sub_agents=sub_agents,
     )
-    _tell_offline_models_the_team(root, entries)
+    team = _team_routes(entries)
+    _tell_models_the_team(root, team)
     resolver = AgentNameResolver.for_topology(topology, [a.name for a in sub_agents])
-    _attach_guards(root, config, resolver)
+    _attach_guards(root, config, resolver, team)
     if router_mode(config) == "auto":
         _attach_router(root, config, {e.name: e for e in entries})
     return root
@@ -314,9 +315,9 @@ def build_agent_tree(config: Config) -> LlmAgent:
 PLANNER_NAME = "planner"
 
 
-def _tell_offline_models_the_team(root: LlmAgent, entries: Sequence[RouteEntry]) -> None:
-    """Give each agent running the offline model its own view of the team, as data."""
-    team = [
+def _team_routes(entries: Sequence[RouteEntry]) -> list[TeamRoute]:
+    """The team as data, for models that answer as one of its agents."""
+    return [
         TeamRoute(
             name=e.name,
             keywords=(*e.keywords, *e.match_phrases),
@@ -325,9 +326,15 @@ def _tell_offline_models_the_team(root: LlmAgent, entries: Sequence[RouteEntry])
         )
         for e in entries
     ]
+
+
+def _tell_models_the_team(root: LlmAgent, team: Sequence[TeamRoute]) -> None:
+    """Give each agent whose model is team-aware (the offline stand-in, or any
+    wrapper that forwards :meth:`~troupe.models.team_view.TeamAware.serving`)
+    its own view of the team, as data."""
     for agent in (root, *root.sub_agents):
-        if isinstance(agent, LlmAgent) and isinstance(agent.model, OfflineModel):
-            agent.model = agent.model.serving(agent.name, team)
+        if isinstance(agent, LlmAgent) and isinstance(agent.model, BaseLlm):
+            agent.model = serve_team(agent.model, agent.name, team)
 
 
 def _give_planner_its_team(agents: Sequence[BaseAgent]) -> None:
@@ -389,24 +396,30 @@ def _model_key(config: Config) -> str | None:
     return configured_key(config.api_key, config.api_key_env)
 
 
-def _recovery(config: Config, model: ModelLike) -> ModelRecovery | None:
-    """The model-error callback for retries and fallback, when either is on."""
+def _recovery(config: Config, agent: LlmAgent, team: Sequence[TeamRoute]) -> ModelRecovery | None:
+    """The model-error callback for ``agent``'s retries and fallback, when either
+    is on. A retry asks the agent's own model, and a team-aware fallback (the
+    offline stand-in) answers as that agent, never as another one."""
     fallback = None
     if config.fallback_model is not None:
-        fallback = _as_llm(
-            resolve_model(
-                config.fallback_model, api_base=config.api_base, api_key=_model_key(config)
-            )
+        resolved = resolve_model(
+            config.fallback_model, api_base=config.api_base, api_key=_model_key(config)
         )
+        fallback = _as_llm(serve_team(_as_llm(resolved), agent.name, team))
     if config.model_retries <= 0 and fallback is None:
         return None
     policy = RetryPolicy(
         retries=max(0, config.model_retries), base_delay=config.retry_base_delay, fallback=fallback
     )
-    return ModelRecovery(_as_llm(model), policy)
+    return ModelRecovery(_as_llm(agent.model), policy)
 
 
-def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolver) -> None:
+def _attach_guards(
+    root: TroupeAgent,
+    config: Config,
+    resolver: AgentNameResolver,
+    team: Sequence[TeamRoute] = (),
+) -> None:
     settings = GuardSettings(
         transfer_repair=config.transfer_repair,
         enforce_limits=config.guards,
@@ -419,12 +432,11 @@ def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolve
     guards = Guards(settings, resolver=resolver, root_name=root.name)
     # The guards run as plugins of the App every door builds (troupe.runtime.app).
     root._troupe_guards = guards
-    recovery = _recovery(config, root.model)
-    if recovery is None:
-        return
     for agent in [root, *root.sub_agents]:
         if isinstance(agent, TroupeAgent):
-            agent.on_model_error_callback = recovery
+            recovery = _recovery(config, agent, team)
+            if recovery is not None:
+                agent.on_model_error_callback = recovery
 
 
 def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> None:

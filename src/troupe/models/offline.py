@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncGenerator, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from google.adk.models.base_llm import BaseLlm
@@ -44,6 +43,7 @@ from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments, find_path, find_url
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
+from .team_view import TeamRoute
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
@@ -127,22 +127,6 @@ _PLAN_LEAD = re.compile(
     r"(?:\s+steps)?(?:\s+(?:to|for|how\s+to))?\s+",
     re.I,
 )
-
-
-@dataclass(frozen=True)
-class TeamRoute:
-    """One team member as the offline model sees it: given by the tree as data."""
-
-    name: str
-    """The agent's name."""
-    keywords: tuple[str, ...]
-    """Words and phrases in a request that point to it (its keywords and the
-    topology's match phrases, which no instruction shows)."""
-    text: str = ""
-    """Its description and what it accepts, for steps that name no keyword."""
-    plans: bool = False
-    """It carries out requests of several steps (the planner): the orchestrator
-    hands it a request whose steps belong to different members."""
 
 
 def _usage(request: LlmRequest, reply: str) -> types.GenerateContentResponseUsageMetadata:
