@@ -80,6 +80,8 @@ class FakeOpenAI:
     """What ``GET /v1/models`` lists (None: the route is absent, 404)."""
     props: dict[str, Any] | None = None
     """What llama.cpp's ``GET /props`` answers (None: absent, 404)."""
+    probes: list[tuple[str, str | None]] = field(default_factory=list)
+    """Each GET (path, Authorization header): troupe's setup check, not chat requests."""
 
     @property
     def api_base(self) -> str:
@@ -148,8 +150,7 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(status, payload)
 
         def do_GET(self) -> None:
-            fake.paths.append(self.path)
-            fake.authorizations.append(self.headers.get("Authorization"))
+            fake.probes.append((self.path, self.headers.get("Authorization")))
             path = self.path.rstrip("/")
             if path == "/v1/models" and fake.models is not None:
                 listed = [{"id": name, "object": "model"} for name in fake.models]
