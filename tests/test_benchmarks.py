@@ -53,9 +53,7 @@ def test_fault_benchmark_writes_json_for_three_strategies(tmp_path: Path) -> Non
     assert "troupe" in result.output and "plain-adk" in result.output
 
 
-async def test_fault_benchmark_injects_every_documented_kind_and_troupe_reaches_agents() -> (
-    None
-):
+async def test_fault_benchmark_injects_every_documented_kind_and_troupe_reaches_agents() -> None:
     # The fault benchmark only measures something when the wrapped stand-in
     # routes (the faults hit transfers) and every kind is drawn: a wrapper that
     # stopped passing the team on would leave one kind (transient) and no routing.

@@ -33,20 +33,19 @@ from ..tree import build_agent_tree
 from .common import err_console
 from .interrupts import TurnInterrupts
 from .render import error_line, path_summary, render_step
-from .repl import COMMANDS, LineReader, command_of, new_session_id, prompt_text
+from .repl import (
+    ALLOW_CHOICES,
+    COMMANDS,
+    LineReader,
+    allow_prompt,
+    command_of,
+    new_session_id,
+    prompt_text,
+)
 
 EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 YES_WORDS = {"y", "yes"}
 ALWAYS_WORDS = {"a", "always"}
-ALLOW_QUESTION = (
-    "[bold]allow?[/] "
-    + escape("[y]")
-    + "es / "
-    + escape("[N]")
-    + "o / "
-    + escape("[a]")
-    + "lways this session: "
-)
 
 
 @dataclass
@@ -325,7 +324,11 @@ class ChatSession:
         # question cancels the turn (TurnInterrupts.asking), and no reader is
         # left behind to take the next line typed at the prompt.
         with TurnInterrupts.asking():
-            answer = out.input(ALLOW_QUESTION).strip().lower()
+            if self.json_output:  # stdout carries JSON only: the question goes to stderr
+                answer = out.input("[bold]allow?[/]" + escape(ALLOW_CHOICES))
+            else:
+                answer = input(allow_prompt(colour=out.color_system is not None))
+            answer = answer.strip().lower()
         if answer in ALWAYS_WORDS:
             return "always"
         return answer in YES_WORDS

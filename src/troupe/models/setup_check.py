@@ -24,6 +24,7 @@ from typing import Any
 from google.adk.models.base_llm import BaseLlm
 
 from ..errors import ConfigError
+from .known import did_you_mean
 from .offline import OFFLINE_MODEL_NAME
 
 PROBE_TIMEOUT_S = 3.0
@@ -67,7 +68,11 @@ def _missing_key_message(name: str, variables: list[str], *, litellm: bool) -> s
 def _check_key(name: str, provider: str, environ: Mapping[str, str]) -> None:
     needed = _litellm_keys(name) if provider else _adk_keys(name, environ)
     if needed and not any(environ.get(var, "").strip() for var in needed):
-        raise ConfigError(_missing_key_message(name, needed, litellm=bool(provider)))
+        message = _missing_key_message(name, needed, litellm=bool(provider))
+        # The chat stops here, before resolve_model would warn about a misspelt name.
+        if (guess := did_you_mean(name)) is not None:
+            message += f" Did you mean {guess!r}?"
+        raise ConfigError(message)
 
 
 def _litellm_keys(name: str) -> list[str]:
