@@ -49,7 +49,10 @@ def test_eval_with_a_config_scores_that_teams_agents_and_names_the_team(tmp_path
 
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    assert report["team"]["agents"] == ["orders", "catalogue", "returns", "shipping", "account"]
+    assert report["team"]["agents"] == [
+        *("orders", "catalogue", "returns", "shipping", "account"),
+        "planner",  # troupe's, for a team without one
+    ]
     assert report["team"]["topology"].endswith("topology.yaml")
     assert len(report["team"]["digest"]) == 16
     assert "orders" in result.output and "vault" not in result.output
@@ -64,7 +67,7 @@ def test_eval_refuses_a_label_the_team_does_not_have_in_one_line(tmp_path: Path)
 
     assert result.exit_code == 2
     assert "'vault', which is not on the team" in result.output
-    assert "orders, catalogue, returns, shipping, account" in result.output
+    assert "orders, catalogue, returns, shipping, account, planner" in result.output
     assert "Traceback" not in result.output
 
 

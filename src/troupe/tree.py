@@ -45,7 +45,9 @@ from .tool_approval import ask_about_effect, describe_effect, effect_changed, re
 from .tool_arguments import argument_problem
 from .tools import Tool, validate_tools
 from .topology import (
+    DEFAULT_TOPOLOGY,
     ORCHESTRATOR_NAME,
+    PLANNER_NAME,
     SINGLE_AGENT_NAME,
     AgentSpec,
     Topology,
@@ -65,6 +67,8 @@ class TroupeAgent(LlmAgent):
 
     capabilities: list[str] = Field(default_factory=list)
     """What the agent's tools do, in the topology's words (``troupe tree``, the A2A card)."""
+    plans: bool = False
+    """It carries out requests of several steps, its teammates as its tools."""
 
     _troupe_guards: Guards | None = PrivateAttr(default=None)
 
@@ -205,6 +209,8 @@ def _route_entry(spec: AgentSpec, tools: Sequence[Tool], topology: Topology) -> 
         cannot_do=spec.cannot_do,
         match_phrases=spec.match_phrases,
         examples=spec.examples,
+        plans=spec.is_planner,
+        synonyms=spec.synonyms,
     )
 
 
@@ -243,8 +249,12 @@ def build_agent_tree(config: Config) -> LlmAgent:
     chosen = [
         (spec, split.by_agent[spec.name])
         for spec in topology.agents
-        if split.by_agent[spec.name] or spec.always_include or mcp.for_agent(spec.name)
+        if split.by_agent[spec.name]
+        or spec.always_include
+        or spec.is_planner
+        or mcp.for_agent(spec.name)
     ]
+    chosen += [(spec, []) for spec in _added_planner(topology, [s for s, _ in chosen])]
     remote = list(config.remote_agents)
     _check_remote_names(remote, [spec.name for spec, _ in chosen])
     # What each agent is described by: its tools plus its MCP servers' capabilities.
@@ -272,6 +282,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
                     team=entries,
                     keywords=spec.keywords,
                     topology=topology,
+                    toolsets=bool(mcp.for_agent(spec.name)),
                 ),
                 tools=[
                     *_adapt(owned, spec.name, config),
@@ -285,6 +296,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
                 # guards refuse transfers the specialist's model asks for.
                 disallow_transfer_to_parent=True,
                 disallow_transfer_to_peers=not config.guards,
+                plans=spec.is_planner,
             )
         )
     _give_planner_its_team(sub_agents)
@@ -312,7 +324,15 @@ def build_agent_tree(config: Config) -> LlmAgent:
     return root
 
 
-PLANNER_NAME = "planner"
+def _added_planner(topology: Topology, chosen: Sequence[AgentSpec]) -> list[AgentSpec]:
+    """troupe's planner, for a team of two or more specialists none of which
+    plans (unless the topology says ``planner: false`` or one is already named
+    planner): a request of several steps then runs step by step."""
+    if not topology.planner or len(chosen) < 2 or any(spec.is_planner for spec in chosen):
+        return []
+    if any(spec.name == PLANNER_NAME for spec in topology.agents):
+        return []
+    return [DEFAULT_TOPOLOGY.spec(PLANNER_NAME)]
 
 
 def _team_routes(entries: Sequence[RouteEntry]) -> list[TeamRoute]:
@@ -322,7 +342,8 @@ def _team_routes(entries: Sequence[RouteEntry]) -> list[TeamRoute]:
             name=e.name,
             keywords=(*e.keywords, *e.match_phrases),
             text=" ".join(t for t in (e.role, e.accepts) if t),
-            plans=e.name == PLANNER_NAME,
+            plans=e.plans,
+            abilities=tuple(a for a in e.capabilities.split(", ") if a),
         )
         for e in entries
     ]
@@ -350,7 +371,7 @@ def _give_planner_its_team(agents: Sequence[BaseAgent]) -> None:
     """
     from .plan_steps import PlanStepTool
 
-    planner = next((a for a in agents if a.name == PLANNER_NAME), None)
+    planner = next((a for a in agents if getattr(a, "plans", False)), None)
     if not isinstance(planner, LlmAgent):
         return
     team = [a for a in agents if a is not planner]

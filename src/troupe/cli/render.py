@@ -143,7 +143,11 @@ def _capabilities(
     tools: Sequence[str], servers: Sequence[McpServerReport], known: Sequence[str] = ()
 ) -> str:
     caps = list(known) or capability_list(tools)
-    caps += [r.placement.capability for r in servers if r.placement.capability not in caps]
+    caps += [
+        r.placement.capability
+        for r in servers
+        if r.placement.capability and r.placement.capability not in caps
+    ]
     return ", ".join(caps)
 
 

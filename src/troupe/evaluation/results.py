@@ -120,6 +120,8 @@ class RequestResult:
     transfer or a hand-over to a plan step is not the work itself)."""
     reply: str | None = None
     """The turn's last visible answer (kept for ``cannot`` requests and compound ones)."""
+    planner: str | None = None
+    """The team's planning agent, when it has one: a right route for a compound request."""
 
     @property
     def router_decided(self) -> bool:
@@ -136,6 +138,21 @@ class RequestResult:
     def ran(self) -> list[str]:
         """Agents that ran a tool without error, in order, once each."""
         return list(dict.fromkeys(run.agent for run in self.runs if run.ok))
+
+    @property
+    def routed_right(self) -> bool:
+        """True when the routing decision was right, whatever came after it: the
+        expected agent (repaired or not); for a compound request also the team's
+        planning agent, or the one agent all its steps belong to (it does them
+        one after the other); for a greeting, a general question or a request
+        no agent can serve, the orchestrator answering itself. The router's
+        precision is counted on this, as it holds for any model behind the router."""
+        if self.label in (CANNOT, DIRECT):
+            return self.routed == DIRECT
+        planned = self.routed is not None and self.routed == self.planner
+        if self.steps and (planned or set(self.steps) == {self.routed}):
+            return True
+        return self.routed is not None and self.routed in self.expected
 
     @property
     def correct(self) -> bool:
@@ -173,6 +190,7 @@ class RequestResult:
             "lang": self.lang,
             "routed": self.routed,
             "correct": self.correct,
+            "routed_right": self.routed_right,
             "invalid_names": list(self.invalid_names),
             "repairs": [list(pair) for pair in self.repairs],
             "model_calls": self.model_calls,

@@ -158,6 +158,9 @@ async def evaluate_case(
         lang=case.lang,
         routed=None,
         steps=case.steps,
+        planner=next(
+            (a.name for a in assistant.root_agent.sub_agents if getattr(a, "plans", False)), None
+        ),
     )
     to_the_end = bool(case.steps)
     turns: list[TurnRecord] = []

@@ -16,6 +16,11 @@ _PATH = re.compile(
     r"|[\w.-]+(?:/[\w.-]+)*/(?![\w-]|\.[\w./]))"
 )
 _NUMBER = re.compile(r"\b\d+\b")
+_IDENTIFIER = re.compile(r"(?<![\w@.])#?([A-Za-z]{0,4}-?\d[\w-]*\d|\d{3,})(?![\w@])")
+"""An order number, a booking reference or a flight number written inline
+("order 48213", "HB-204517", "#19385", "LH1172")."""
+_ID_SUFFIXES = ("_id", "id", "_number", "_no", "_ref", "reference", "_code")
+"""Parameter names that take such an identifier."""
 
 _PATH_PARAMS = {"path", "file", "filename", "file_path", "filepath", "dir", "directory", "folder"}
 _COMMAND_PARAMS = {"command", "cmd", "shell_command", "script"}
@@ -84,6 +89,11 @@ def find_command(text: str) -> str | None:
         return spans[0]
     match = re.search(r"\b(?:run|execute|exec)\s+(?:the\s+command\s+)?(.+)$", text, re.I)
     return match.group(1).strip().rstrip(".") if match else None
+
+
+def _quoted_values(text: str) -> list[str]:
+    """Quoted spans of ``text`` that are values, not a path or an address."""
+    return [s for s in quoted(text) if find_path(s) != s and find_url(s) is None]
 
 
 def _remainder(text: str) -> str:
@@ -161,9 +171,26 @@ def value_in_result(result: str, request: str) -> str | None:
     return plain[0][1] if plain else (result.strip() or None)
 
 
+_NAMED = re.compile(
+    r"\b(?:named|called|titled|labell?ed|name\s+it|call\s+it)\s+[\"'`“]?([\w.@-]+)", re.I
+)
+"""A name given in so many words: "a secret named DB_PASS", "a file called notes.md"."""
+_NAME_PARAMS = {"name", "title", "label", "secret_name", "key_name"}
+"""Parameters that take the name of what a call creates or finds."""
+
+
+def given_name(request: str) -> str | None:
+    """The name a request gives in so many words ("named X", "called X"), else None."""
+    match = _NAMED.search(request)
+    return match.group(1).rstrip(".,;:!?") if match else None
+
+
 def name_for(request: str) -> str | None:
-    """A name the request gives (quoted), or one made of what it refers to:
-    'store it as a secret (the database password)' -> ``database_password``."""
+    """A name the request gives ("named X", "called X", quoted), or one made of
+    what it refers to: 'store it as a secret (the database password)' ->
+    ``database_password``."""
+    if (named := given_name(request)) is not None:
+        return named
     spans = quoted(request)
     if spans:
         return spans[0]
@@ -202,9 +229,15 @@ def fill_arguments(
             if value is None and re.search(r"\b(here|this (folder|directory))\b", text, re.I):
                 value = "."
         elif key in _TEXT_PARAMS:
-            value = _remainder(text) if previous is None else value_in_result(previous, text)
-        elif key == "name" and previous is not None:
-            value = name_for(text)
+            # The step's own quoted value ('write "done" to out.txt') wins over
+            # what the step before it produced.
+            own = previous is None or bool(_quoted_values(text))
+            value = _remainder(text) if own else value_in_result(previous or "", text)
+        elif key in _NAME_PARAMS:
+            value = given_name(text) or (name_for(text) if previous is not None else None)
+        elif key.endswith(_ID_SUFFIXES) and (prop or {}).get("type") != "integer":
+            found = _IDENTIFIER.search(text)
+            value = found.group(1) if found else None
         elif (prop or {}).get("type") == "integer":
             numbers = _NUMBER.findall(text)
             value = int(numbers[0]) if numbers else None

@@ -33,6 +33,8 @@ class TeamRoute:
     plans: bool = False
     """It carries out requests of several steps (the planner): the orchestrator
     hands it a request whose steps belong to different members."""
+    abilities: tuple[str, ...] = ()
+    """What its tools do, in the topology's words ("parcel tracking")."""
 
 
 @runtime_checkable
