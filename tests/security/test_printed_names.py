@@ -49,7 +49,7 @@ def _check(output: str) -> None:
     assert "\x1b]8;" not in output  # no hyperlink escape from [link=...]
 
 
-async def test_the_repl_banner_shows_a_hostile_model_name_and_session_id_escaped(
+def test_the_repl_banner_shows_a_hostile_model_name_and_session_id_escaped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     console, out = _terminal()
@@ -62,7 +62,7 @@ async def test_the_repl_banner_shows_a_hostile_model_name_and_session_id_escaped
         raise EOFError
 
     monkeypatch.setattr("builtins.input", end_of_input)
-    await chat.repl()
+    chat.repl()
 
     banner, resume = out.getvalue().splitlines()[0], out.getvalue().splitlines()[-1]
     assert "troupe" in banner and "chat" in banner and "resume with" in resume

@@ -134,7 +134,8 @@ async def run_process(
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with exactly ``env`` (nothing inherited).
 
-    The child gets its own process group, so a timeout stops everything it started.
+    The child gets its own process group, so a timeout or a cancelled turn stops
+    everything it started, and Ctrl-C at the terminal reaches troupe, not the child.
     Output is streamed: at most ``max_output_chars`` characters per stream (in
     bytes, four times that plus a margin) are kept while the command runs, and
     the rest is drained and dropped, so troupe's memory stays flat whatever the
@@ -164,16 +165,23 @@ async def run_process(
         proc = await asyncio.create_subprocess_exec(*argv, **common)
         keep = max_output_chars * 4 + _MASK_MARGIN_BYTES
         try:
-            (out, out_bytes), (err, err_bytes), _ = await asyncio.wait_for(
-                asyncio.gather(
+            # asyncio.timeout, not wait_for: a cancelled wait_for leaves the gather's
+            # CancelledError unretrieved, and asyncio prints it at the next turn.
+            async with asyncio.timeout(timeout_s):
+                (out, out_bytes), (err, err_bytes), _ = await asyncio.gather(
                     _collect(proc.stdout, keep), _collect(proc.stderr, keep), proc.wait()
-                ),
-                timeout=timeout_s,
-            )
+                )
         except TimeoutError:
             _kill_group(proc.pid)
             await proc.wait()
             return ProcessResult(None, "", "", False, True)
+        except asyncio.CancelledError:
+            # The turn was cancelled (Ctrl-C in the REPL, a client gone): the
+            # command and everything it started stop with it.
+            _kill_group(proc.pid)
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(proc.wait())
+            raise
     finally:
         if group is not None:
             group.close()

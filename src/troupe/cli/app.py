@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich
@@ -31,16 +32,83 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..mcp import McpServerReport
 
+VERBS_ELSEWHERE = {
+    "run": "chat",
+    "ask": "chat",
+    "repl": "chat",
+    "start": "chat",
+    "server": "serve",
+    "api": "serve",
+    "web": "serve",
+    "session": "sessions",
+    "history": "sessions",
+    "traces": "trace",
+    "logs": "trace",
+    "secret": "secrets",
+    "vault": "secrets",
+    "agents": "tree",
+    "evaluate": "eval",
+    "benchmark": "bench",
+}
+"""Verbs other agent CLIs use (ADK's ``adk run``, ``adk web`` ...), and troupe's for them."""
+
+
+class _Verbs(TyperGroup):
+    """troupe's commands; an unknown verb is answered with the nearest real one."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as exc:  # Typer's own copy of click's UsageError
+            verb = args[0].lower() if args else ""
+            real = VERBS_ELSEWHERE.get(verb)
+            if real in self.commands and isinstance(getattr(exc, "message", None), str):
+                exc.message = f"No such command {args[0]!r}. Did you mean {real!r}?"  # type: ignore[attr-defined]
+            raise
+
+
+def _version_text() -> str:
+    from importlib.metadata import version as installed
+
+    from .. import __version__
+
+    return f"troupe {__version__} (google-adk {installed('google-adk')})"
+
+
 # Plain help (rich_markup_mode=None) on every Typer: typer's rich help formatter
 # imports markdown and syntax highlighting, about half a second before any help shows.
 app = typer.Typer(
+    cls=_Verbs,
     rich_markup_mode=None,
     name="troupe",
     help="A team of ADK agents built from a flat list of tools.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(_version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def _troupe(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_print_version,
+            is_eager=True,
+            help="Print troupe's version and the ADK version it runs on.",
+        ),
+    ] = False,
+) -> None:
+    """A team of ADK agents built from a flat list of tools."""
 
 
 @app.command()
@@ -208,9 +276,10 @@ def chat(
         raise fail(exc) from None
     try:
         if message is not None:
-            ok = asyncio.run(chat_session.send_once(message))
-            raise typer.Exit(code=0 if ok else 1)
-        asyncio.run(chat_session.repl())
+            ok = chat_session.send_once(message)
+            # 130: stopped by Ctrl-C, as a shell reports SIGINT.
+            raise typer.Exit(code=130 if ok is None else 0 if ok else 1)
+        chat_session.repl()
     except TroupeError as exc:
         raise fail(exc) from None
 
@@ -242,11 +311,7 @@ def demo(
 @app.command()
 def version() -> None:
     """Print troupe's version and the ADK version it runs on."""
-    from importlib.metadata import version as installed
-
-    from .. import __version__
-
-    typer.echo(f"troupe {__version__} (google-adk {installed('google-adk')})")
+    typer.echo(_version_text())
 
 
 serve.register(app)

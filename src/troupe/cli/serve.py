@@ -155,7 +155,8 @@ def run_server(
         host=host,
         port=port,
         log_level="info" if verbose else "warning",
-        access_log=verbose,
+        # One line per request comes from troupe's own RequestLog, verbose or not.
+        access_log=False,
         # Longer than clients' and proxies' usual idle expiry (httpx: 5 s), so the
         # client, not the server, closes an idle connection: no request is ever
         # sent on a connection the server is closing at that moment.

@@ -32,8 +32,8 @@ from google.genai import types
 
 from .._adk_compat import enqueue_event_nowait
 from ..guards.turn import Guards, TurnRecord, stop_message
-from ..stores.traces import TraceStore
-from .tracing import Tracer, build_trace
+from ..stores.traces import ANSWERED, FAILED, TIMEOUT, TraceStore
+from .tracing import Tracer, build_trace, record_trace, resumes_approval
 
 logger = logging.getLogger("troupe.runtime")
 
@@ -263,7 +263,7 @@ class TracePlugin(BasePlugin):
         turn = self.guards.end_invocation(ctx)
         if turn is None or self.store is None:
             return
-        outcome = "error" if error else "timeout" if turn.timed_out else "answered"
+        outcome = FAILED if error else TIMEOUT if turn.timed_out else ANSWERED
         trace = build_trace(
             ctx.session.id,
             message_text(ctx.user_content),
@@ -276,7 +276,8 @@ class TracePlugin(BasePlugin):
         )
         try:
             # Off the event loop: the store may be a PostgreSQL database away.
-            await asyncio.to_thread(self.store.add, trace)
+            resumed = resumes_approval(ctx.user_content, ctx.session.events)
+            await asyncio.to_thread(record_trace, self.store, trace, resumed)
         except Exception as exc:  # a full disk must not fail the user's turn
             logger.warning("Could not write the trace of turn %s: %s", trace.id, exc)
 

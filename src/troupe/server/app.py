@@ -51,6 +51,8 @@ from .auth import OPEN_PATHS, BearerAuthMiddleware
 from .body_limit import BodyLimit
 from .browser_scopes import CloseBrowserOnDelete
 from .idempotency import IdempotentRuns
+from .request_log import RequestLog
+from .traces_api import add_trace_routes
 
 logger = logging.getLogger("troupe.server")
 
@@ -249,6 +251,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         **extra,
     )
     _add_probes(app, root, service)
+    add_trace_routes(app, settings.trace_store())
     app.add_exception_handler(SessionBusyError, _session_busy)
     app.add_middleware(CloseBrowserOnDelete)
     app.add_middleware(IdempotentRuns, service=service, records=turn_records, default_app=APP_NAME)
@@ -262,7 +265,8 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
             "session. Set auth_token in the config or TROUPE_AUTH_TOKEN.",
             options.host,
         )
-    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)  # outermost
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestLog)  # outermost: every request, refused ones too
     return app
 
 

@@ -171,9 +171,15 @@ def _has_sqlalchemy() -> bool:
 
 
 async def close_dangling(
-    service: BaseSessionService, app_name: str, user_id: str, session_id: str
+    service: BaseSessionService,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    *,
+    result: dict[str, Any] | None = None,
 ) -> int:
-    """Answer every function call of the session that has no response, as interrupted.
+    """Answer every function call of the session that has no response, as interrupted
+    (or with ``result``, e.g. as cancelled).
 
     Returns how many calls were closed. The answer is an explicit event in the
     session, so the model (and a reader of the history) sees the call was cut
@@ -194,7 +200,7 @@ async def close_dangling(
             if call.id in (event.long_running_tool_ids or ()):
                 continue
             response = types.FunctionResponse(
-                id=call.id, name=call.name, response=dict(INTERRUPTED_RESULT)
+                id=call.id, name=call.name, response=dict(result or INTERRUPTED_RESULT)
             )
             closing = Event(
                 author=event.author,
