@@ -48,6 +48,7 @@ def build_report(
     from .. import __version__
 
     return {
+        "commit": source_commit(),
         "model": model,
         "team": team or {},
         "dataset": dataset,
