@@ -162,3 +162,37 @@ async def test_a_request_to_cancel_in_so_many_words_may_cancel() -> None:
     await _turn(troupe.Config(tools=tools, model="offline", topology=SHOP), "cancel order 10422")
 
     assert cancelled == ["10422"]
+
+
+def lookup_order(order_id: str) -> dict[str, str]:
+    """Look up one order by its number: status, items, total."""
+    return {"order_id": order_id, "status": "processing"}
+
+
+def list_orders(email: str) -> dict[str, object]:
+    """List a customer's recent orders (number, status, total) by their e-mail."""
+    if "@" not in email:
+        raise ValueError(f"{email!r} is not an e-mail address")
+    return {"email": email, "orders": []}
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool", "args"),
+    [
+        ("Check the status of order 48870", "order_lookup", {"order_id": "48870"}),
+        ("show my recent orders, I'm ana@example.org", "order_list", {"email": "ana@example.org"}),
+    ],
+)
+async def test_the_tool_whose_typed_arguments_the_request_gives_is_chosen_and_filled(
+    request_text: str, tool: str, args: dict[str, str]
+) -> None:
+    tools = [
+        troupe.Tool(name="order_list", description=str(list_orders.__doc__), func=list_orders),
+        troupe.Tool(name="order_lookup", description=str(lookup_order.__doc__), func=lookup_order),
+    ]
+
+    events = await _turn(troupe.Config(tools=tools, model="offline", topology=SHOP), request_text)
+
+    calls = [e.get_function_calls() for e in events if e.get_function_calls()]
+    made = [(c.name, c.args) for batch in calls for c in batch if c.name.startswith("order_")]
+    assert made == [(tool, args)]

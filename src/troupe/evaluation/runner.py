@@ -225,12 +225,15 @@ def _note_turn(assistant: Assistant, turns: list[TurnRecord]) -> None:
 def _tool_runs(turns: Sequence[TurnRecord], agents: set[str]) -> list[ToolRun]:
     """The tools the agents ran, in order, each with whether it answered without
     an error: a transfer, or a planner handing a step to a teammate (a tool
-    named after the agent), is not the work itself."""
+    named after the agent), is not the work itself, nor is a call that only
+    asked for approval."""
     return [
         ToolRun(call.agent, call.tool, ok=call.error is None)
         for turn in turns
         for call in turn.trace.tool_calls
-        if call.tool != TRANSFER_TOOL and call.tool not in agents
+        if call.tool != TRANSFER_TOOL
+        and call.tool not in agents
+        and not call.paused_for_approval  # it asked; its run, once approved, comes later
     ]
 
 

@@ -126,6 +126,7 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
     tools that merely share a word with it ("run `ls`" is exec, not skill_run).
     """
     props: dict[str, Any] = (schema or {}).get("properties") or {}
+    required = set((schema or {}).get("required") or [])
     score = 0
     for name in props:
         key = name.lower()
@@ -136,7 +137,51 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
                 score += 5
             elif _RUN_VERB.search(text):
                 score += 4
+        elif (kind := _value_kind(key, props[name])) is not None:
+            # A tool whose typed arguments the request gives (an order number,
+            # an e-mail) beats one that would be called without them.
+            if _find_value(kind, text) is not None:
+                score += 2
+            elif name in required:
+                score -= 2
     return score
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_CODE = re.compile(r"\b[A-Z]{3}\b")
+_AMOUNT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+
+
+def _value_kind(key: str, prop: Any) -> str | None:
+    """Which kind of value a parameter takes, read from its name and type:
+    an identifier, an e-mail, a date, a currency code, an amount, or None."""
+    kind = (prop or {}).get("type") if isinstance(prop, dict) else None
+    if "mail" in key:
+        return "email"
+    if key.endswith(_ID_SUFFIXES) and kind != "integer":
+        return "id"
+    if key == "date" or key.endswith(("_date", "date")):
+        return "date"
+    if "currency" in key:
+        return "code"
+    if kind == "number":
+        return "amount"
+    return None
+
+
+def _find_value(kind: str, text: str) -> Any:
+    """The first value of ``kind`` written in ``text``, or None."""
+    if kind == "id":
+        found = _IDENTIFIER.search(text)
+        return found.group(1) if found else None
+    pattern = {"email": _EMAIL, "date": _ISO_DATE, "code": _CODE, "amount": _AMOUNT}[kind]
+    match = pattern.search(text)
+    if match is None:
+        return None
+    if kind == "amount":
+        return float(match.group(0).replace(",", "."))
+    return match.group(0)
 
 
 _PAIR = re.compile(r"^\s*([\w.-]+):\s+(.+?)\s*$")
@@ -235,9 +280,8 @@ def fill_arguments(
             value = _remainder(text) if own else value_in_result(previous or "", text)
         elif key in _NAME_PARAMS:
             value = given_name(text) or (name_for(text) if previous is not None else None)
-        elif key.endswith(_ID_SUFFIXES) and (prop or {}).get("type") != "integer":
-            found = _IDENTIFIER.search(text)
-            value = found.group(1) if found else None
+        elif (kind := _value_kind(key, prop)) is not None:
+            value = _find_value(kind, text)
         elif (prop or {}).get("type") == "integer":
             numbers = _NUMBER.findall(text)
             value = int(numbers[0]) if numbers else None

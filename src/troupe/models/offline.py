@@ -501,6 +501,11 @@ _QUESTION_WORDS = frozenset(
 )  # fmt: skip
 
 
+def _own_steps(text: str) -> list[str]:
+    """``text``'s ordered steps ("read notes.txt, then write ..."), quotes kept whole."""
+    return [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, text)) if c]
+
+
 def _turn_results(request: LlmRequest) -> list[types.FunctionResponse]:
     """The tool results this agent got since the user's last message, in order
     (a transfer's is not a tool's), the last one for each call: a call that
@@ -608,7 +613,10 @@ class OfflineModel(BaseLlm):
             return self._orchestrate(text, list(self.team), request)
         tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
         if tools:
-            return self._act(text, tools)
+            # Ordered steps of one request are this agent's one call at a time
+            # (see _next_step): the first call is the first step's.
+            steps = [] if _PREVIOUS_STEP in text else _own_steps(text)
+            return self._act(steps[0] if len(steps) > 1 else text, tools)
         return [types.Part(text=self._reason(text))]
 
     def _orchestrate(
@@ -698,7 +706,7 @@ class OfflineModel(BaseLlm):
         before it ran without an error, and one remains; else None (report)."""
         if not tools or _PREVIOUS_STEP in text:
             return None  # a plan step is one step: the planner orders the rest
-        steps = [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, text)) if c]
+        steps = _own_steps(text)
         done = _turn_results(request)
         if len(steps) < 2 or len(done) >= len(steps):
             return None
