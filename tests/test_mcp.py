@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import socket
 import subprocess
@@ -76,8 +77,9 @@ def tool_results(events: list[Event]) -> dict[str, Any]:
 
 
 def result_text(response: Any) -> str:
-    """The text content of an MCP tool result."""
-    return "".join(part.get("text", "") for part in response["content"])
+    """An MCP tool result as text: its one text part, which troupe hands on as
+    ``{"result": text}`` (or as the object a JSON text holds)."""
+    return str(response["result"]) if "result" in response else json.dumps(response)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ config file stays fast.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -106,6 +107,33 @@ def _failure(name: str, result: Any) -> Any:
     ]
     said = " ".join(texts).strip() or "no reason given"
     return {"error": f"MCP tool {name} failed: {said}"}
+
+
+def _plain(result: Any) -> Any:
+    """A successful MCP result as the data it carries: its structured content,
+    else its one text part (parsed when it is JSON), so the model and the
+    person read ``{"status": "shipped"}``, not a JSON string inside a content
+    list; a result with images or several parts is left as it is."""
+    if not isinstance(result, dict) or result.get("isError") or result.get("is_error"):
+        return result
+    structured = result.get("structuredContent") or result.get("structured_content")
+    if isinstance(structured, dict) and structured:
+        return structured
+    content = result.get("content")
+    if not isinstance(content, list) or len(content) != 1:
+        return result
+    (part,) = content
+    if (
+        not isinstance(part, dict)
+        or part.get("type") != "text"
+        or not isinstance(part.get("text"), str)
+    ):
+        return result
+    try:
+        parsed = json.loads(part["text"])
+    except ValueError:
+        return {"result": part["text"]}
+    return parsed if isinstance(parsed, dict) else {"result": parsed}
 
 
 def _expand(value: str, server: McpServer, environ: Mapping[str, str]) -> str:
@@ -217,8 +245,10 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             mark = tail.mark() if tail is not None else 0
             result = await super().run_async(args=args, tool_context=tool_context)
             failed = _failure(self.name, result)
-            if failed is result or tail is None:
-                return result
+            if failed is result:
+                return _plain(result)
+            if tail is None:
+                return failed
             # A bare "Error executing tool X" says nothing: add what the server
             # wrote to stderr meanwhile (the whole of it is in troupe.log).
             own = getattr(self.raw_mcp_tool, "name", None) or self.name
