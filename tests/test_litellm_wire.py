@@ -280,8 +280,6 @@ def test_the_small_model_options_come_from_the_config_files_router_section(
     assert getattr(settings.config, f"router_{key}") is True
 
 
-
-
 async def test_with_the_agent_schema_a_deferred_request_asks_for_a_json_choice_without_tools(
     fake_openai: FakeOpenAI, workspace: Path
 ) -> None:

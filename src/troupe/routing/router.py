@@ -375,16 +375,25 @@ def _fuzzy_equal(token: str, word: str) -> bool:
     return len(word) > 5 or sorted(token) == sorted(word) or len(token) != len(word)
 
 
-def _keyword_found(tokens: Sequence[str], keyword: str) -> bool:
+def _keyword_found(
+    tokens: Sequence[str], keyword: str, known: frozenset[str] = frozenset()
+) -> bool:
+    """``keyword`` is in ``tokens``, one typo allowed per word. A token that is
+    itself one of the team's own words (``known``) is that word: it meets a
+    keyword only as written or as its longer form, never as a typo of another
+    ("order" is not "ordner" on a team that has both)."""
     parts = _keyword_tokens(keyword)
     if not parts:
         return False
-    if len(parts) == 1:
-        return any(_fuzzy_equal(t, parts[0]) for t in tokens)
+
+    def meets(token: str, part: str) -> bool:
+        if token in known and token != part:
+            return token.startswith(part) and len(token) - len(part) <= 3
+        return _fuzzy_equal(token, part)
+
     n = len(parts)
     return any(
-        all(_fuzzy_equal(tokens[i + j], parts[j]) for j in range(n))
-        for i in range(len(tokens) - n + 1)
+        all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in range(len(tokens) - n + 1)
     )
 
 
@@ -394,6 +403,7 @@ def lexical_score(
     *,
     terms: Sequence[str] = (),
     weight: Callable[[str], float] = lambda _: 1.0,
+    known: frozenset[str] = frozenset(),
 ) -> float:
     """0..1: how much of an agent's vocabulary ``text`` uses, typos tolerated.
 
@@ -403,8 +413,10 @@ def lexical_score(
     (see :meth:`Router.distinctness`); by default every word counts fully.
     """
     tokens = _tokens(text)
-    hits = sum(len(_keyword_tokens(k)) * weight(k) for k in keywords if _keyword_found(tokens, k))
-    hits += sum(TERM_SHARE * weight(t) for t in terms if _keyword_found(tokens, t))
+    hits = sum(
+        len(_keyword_tokens(k)) * weight(k) for k in keywords if _keyword_found(tokens, k, known)
+    )
+    hits += sum(TERM_SHARE * weight(t) for t in terms if _keyword_found(tokens, t, known))
     return min(1.0, hits / 3)
 
 
@@ -501,6 +513,24 @@ def split_outside_quotes(pattern: re.Pattern[str], text: str) -> list[str]:
     ]
 
 
+_PAYLOAD = re.compile(r"^(?P<ask>[^:\n]{8,}?)\s*:\s+(?P<payload>\S.*)$", re.S)
+"""An instruction, then a colon, then what it is to work on."""
+
+
+def instruction_of(text: str) -> str:
+    """The part of a request that asks for the work: before a colon that
+    introduces what to work on ("add to the knowledge base: the staging url is
+    http://..."), the whole request otherwise. What follows such a colon is
+    content; its words and addresses do not say whose work it is. A colon of
+    an address ("https://") or a time ("10:30") introduces nothing."""
+    match = _PAYLOAD.match(text.strip())
+    if match is None or len(_tokens(match.group("ask"))) < 2:
+        return text
+    if _SEQUENCE.search(match.group("payload")):
+        return text  # "...: xoxb-123. Then write ..." goes on with a step of its own
+    return match.group("ask")
+
+
 def split_clauses(text: str) -> list[str]:
     """The parts of a request joined by 'and', 'then', commas (and their
     German, Spanish, French and Portuguese forms), each with two words or more;
@@ -523,6 +553,19 @@ class Router:
     _owners: list[int] = field(default_factory=list, init=False, repr=False)
     _greeting_rows: int = field(default=0, init=False, repr=False)
     _spread: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _words: frozenset[str] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def _team_words(self) -> frozenset[str]:
+        """Every word of the team's keywords, match phrases and tool terms."""
+        if self._words is None:
+            self._words = frozenset(
+                t
+                for profile in self.profiles
+                for phrase in (*profile.lexical_keywords, *profile.terms)
+                for t in _keyword_tokens(phrase)
+            )
+        return self._words
 
     def distinctness(self, phrase: str) -> float:
         """How much ``phrase`` singles one agent out on this team: 1 over the
@@ -610,14 +653,26 @@ class Router:
     def _candidates(
         self, text: str, semantic: Sequence[float], nearest: Sequence[float]
     ) -> list[Candidate]:
-        found = structures_in(text)
-        tokens = _tokens(text)
+        asked = instruction_of(text)
+        found = structures_in(asked)
+        # An address or a path is structure; its letters ("http", "docs") are
+        # not words of the request as well.
+        words = _URL.sub(" ", asked)
+        tokens = _tokens(words)
         out = []
         for profile, sem, near in zip(self.profiles, semantic, nearest, strict=True):
             lex = lexical_score(
-                text, profile.lexical_keywords, terms=profile.terms, weight=self.distinctness
+                words,
+                profile.lexical_keywords,
+                terms=profile.terms,
+                weight=self.distinctness,
+                known=self._team_words,
             )
-            found_words = [k for k in profile.lexical_keywords if lex and _keyword_found(tokens, k)]
+            found_words = [
+                k
+                for k in profile.lexical_keywords
+                if lex and _keyword_found(tokens, k, self._team_words)
+            ]
             named = any(self.distinctness(k) >= DISTINCT_NAME for k in found_words)
             struct = 1.0 if found & profile.structures else 0.0
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
@@ -644,7 +699,7 @@ class Router:
         """Decisions for several requests, encoded as one batch."""
         if not self.profiles:
             return [RouteDecision("defer", None, 0.0) for _ in texts]
-        clauses = [split_clauses(t) for t in texts]
+        clauses = [split_clauses(instruction_of(t)) for t in texts]
         flat = [*texts, *(c for parts in clauses for c in parts)]
         semantic, nearest, greeting, question = self._semantic(flat)
         decisions = []
@@ -660,9 +715,8 @@ class Router:
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
                 elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys
-                lead = top[0].score - (top[1].score if len(top) > 1 else 0.0)
                 another = another or (
-                    top[0].name != ranked[0].name and lead >= _CLAUSE_LEAD and not nobodys
+                    top[0].name != ranked[0].name and self._owns_clause(top) and not nobodys
                 )
             offset += len(parts)
             # Parts joined only by commas are details of one request ("a room in
