@@ -540,9 +540,8 @@ def test_what_follows_an_instruction_and_a_colon_is_content() -> None:
 async def test_a_web_address_in_content_does_not_pull_a_request_to_the_browser(
     tmp_path: Path,
 ) -> None:
-    from troupe.builtins import builtin_tools
-
     from troupe import Config, build_agent_tree
+    from troupe.builtins import builtin_tools
 
     config = Config(tools=builtin_tools(workspace=tmp_path), model="offline", router="auto")
     root = build_agent_tree(config)
