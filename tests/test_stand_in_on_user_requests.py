@@ -70,6 +70,33 @@ async def test_the_docs_forecasting_example_reaches_the_meteorologist_from_the_l
     assert "weather_now" in reply or "radar_image" in reply
 
 
+def test_the_docs_forecasting_example_reaches_the_meteorologist_through_chat(
+    tmp_path: Path, workspace: Path
+) -> None:
+    import sys
+
+    from typer.testing import CliRunner
+
+    from troupe.cli.app import app
+
+    topology = tmp_path / "forecasting.yaml"
+    topology.write_text(docs_forecasting_example())
+    server = Path(__file__).parent / "fakes" / "weather_mcp_server.py"
+    config = tmp_path / "troupe.yaml"
+    config.write_text(
+        f"topology: {topology}\nmcp_servers:\n- name: forecasts\n"
+        f"  command: {sys.executable}\n  args: [{server}]\n  prefix: weather_\n"
+    )
+
+    question = "what's the weather forecast for Paris tomorrow?"
+    args = ["chat", "-c", str(config), "-w", str(workspace), "--approve", "auto", question]
+    result = CliRunner().invoke(app, args)
+
+    assert result.exit_code == 0, result.output
+    assert "meteorologist" in result.output
+    assert "no agent on the team matches" not in result.output
+
+
 async def test_two_steps_for_one_agent_both_run(workspace: Path) -> None:
     config = troupe.Config(tools=builtin_tools(workspace=workspace), model="offline")
 
