@@ -4,6 +4,7 @@ at the prompt Ctrl-C clears the line, and Ctrl-D leaves with the resume line."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,11 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_leaves_with_the_resume_
     try:
         term.expect(b"you>")
         term.type("half a thought")
+        # As a person does: Ctrl-C once the line shows. (readline acts on a
+        # Ctrl-C only while it waits for a key: one that lands while it is still
+        # drawing the typed line is taken at the next key.)
+        term.expect(b"half a thought")
+        time.sleep(0.3)
         term.type(CTRL_C)
         term.expect(b"the line was cleared")
         term.expect(b"you>", count=2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import sys
 import uuid
 from dataclasses import dataclass, field
@@ -101,9 +102,43 @@ ALLOW_CHOICES = " [y]es / [N]o / [a]lways this session: "
 
 
 def allow_prompt(colour: bool) -> str:
-    """The approval question's prompt, given to ``input()`` itself: readline prints it
-    when it is about to wait, so a Ctrl-C typed once it shows is always seen."""
-    return _styled("allow?", "1", ALLOW_CHOICES, colour)
+    """The approval question's prompt (colour codes only at a colour terminal)."""
+    prompt = _styled("allow?", "1", ALLOW_CHOICES, colour)
+    return prompt.replace("\001", "").replace("\002", "")
+
+
+ANSWER_POLL_SECONDS = 0.2
+"""How often a question waiting at a terminal lets a pending Ctrl-C through."""
+
+
+def ask(prompt: str) -> str:
+    """One answer typed at the terminal after ``prompt`` (EOFError on Ctrl-D).
+
+    At a terminal the wait is a poll that wakes every :data:`ANSWER_POLL_SECONDS`:
+    a Ctrl-C that lands between the prompt being printed and the wait beginning
+    (under load, a real window) is acted on then, where a blocking read would sit
+    on it until the next key. Bytes are read one at a time, so nothing typed
+    after the answer is taken from the next prompt. Elsewhere (pipes, tests) it
+    is ``input()``.
+    """
+    if not sys.stdin.isatty():
+        return input(prompt)
+    fd = sys.stdin.fileno()
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = bytearray()
+    while True:
+        while not select.select([fd], [], [], ANSWER_POLL_SECONDS)[0]:
+            pass
+        byte = os.read(fd, 1)
+        if not byte:
+            if not line:
+                raise EOFError
+            break
+        if byte == b"\n":
+            break
+        line += byte
+    return line.decode(errors="replace")
 
 
 def _styled(word: str, sgr: str, rest: str, colour: bool) -> str:

@@ -39,6 +39,7 @@ from .repl import (
     COMMANDS,
     LineReader,
     allow_prompt,
+    ask,
     command_of,
     new_session_id,
     prompt_text,
@@ -334,7 +335,7 @@ class ChatSession:
             if self.json_output:  # stdout carries JSON only: the question goes to stderr
                 answer = out.input("[bold]allow?[/]" + escape(ALLOW_CHOICES))
             else:
-                answer = input(allow_prompt(colour=out.color_system is not None))
+                answer = ask(allow_prompt(colour=out.color_system is not None))
             answer = answer.strip().lower()
         if answer in ALWAYS_WORDS:
             return "always"

@@ -722,7 +722,11 @@ class Router:
             # Parts joined only by commas are details of one request ("a room in
             # Nice, budget 120 a night"); steps are joined by "and", "then", ";".
             joined = bool(_JOINED.search(text)) and len(parts) > 1
-            compound = (len(owners) > 1 and joined) or self._asks_for_a_plan(parts)
+            # "plan the release: write the changelog, then tag it" asks for a
+            # plan of the steps after its colon, which are content otherwise.
+            compound = (len(owners) > 1 and joined) or self._asks_for_a_plan(
+                parts if len(parts) > 1 else split_clauses(text)
+            )
             # Ordered steps ("..., then ...") of which one is another agent's, or
             # nobody's: one agent would not do them all.
             # Parts joined by "and" of which one clearly leans to another agent
