@@ -66,7 +66,7 @@ start() {
     --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
   as_postgres "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=300" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off" \
     start >&2 || { cat "$dir/server.log" >&2; exit 1; }
   as_postgres "$bindir/createdb" -h 127.0.0.1 -p "$port" -U troupe troupe_test >&2
 
