@@ -33,12 +33,10 @@ from google.genai import types
 from .._adk_compat import enqueue_event_nowait
 from ..guards.turn import Guards, TurnRecord, stop_message
 from ..stores.traces import TraceStore
+from ..turn_state import NOTE_AUTHOR
 from .tracing import Tracer, build_trace
 
 logger = logging.getLogger("troupe.runtime")
-
-NOTE_AUTHOR = "troupe"
-"""Author of the events troupe adds itself (not from a model)."""
 
 
 def note_event(text: str, invocation_id: str = "") -> Event:
