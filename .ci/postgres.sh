@@ -13,14 +13,8 @@
 # PORT is a free port unless TROUPE_PG_PORT is set. The cluster trusts local
 # connections and runs without fsync: it lives for one test run only.
 log() { echo "postgres.sh: $*" >&2; }
-
-as_postgres() {
-  if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- "$@"
-  else
-    sudo -u postgres -- "$@"
-  fi
-}
+# shellcheck source=.ci/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 find_bindir() {
   local dir
@@ -35,17 +29,7 @@ find_bindir() {
 
 install_postgres() {
   log "installing Debian's postgresql package"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq >&2
-  $sudo apt-get install -y -qq --no-install-recommends postgresql >&2
-}
-
-free_port() {
-  local py
-  py="$(command -v python3 || command -v python)"
-  "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+  install_debian postgresql
 }
 
 start() {
@@ -88,16 +72,8 @@ stop() {
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
-  # Sourced: start the server and export its URL into the caller's shell.
-  _troupe_pg_exports="$(set -euo pipefail; start)" || return 1
-  eval "$_troupe_pg_exports"
-  unset _troupe_pg_exports
+  # Sourced: start and export the URL into the caller's shell.
+  source_start || return 1
   return 0
 fi
-
-set -euo pipefail
-case "${1:-start}" in
-  start) start ;;
-  stop) stop "${2:-}" ;;
-  *) log "usage: $0 start | stop DIR"; exit 2 ;;
-esac
+run_command "$@"
