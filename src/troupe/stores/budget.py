@@ -106,21 +106,10 @@ class DatabaseBusyError(RuntimeError):
     retry_after_s = RETRY_AFTER_S
 
 
-_UNAVAILABLE_WORDS = (
-    "too many clients",
-    "too many connections",
-    "remaining connection slots",
-    "no more connections allowed",
-    "connection refused",
-    "could not connect",
-    "connection failed",
-    "server closed the connection",
-    "terminating connection",
-    "the database system is starting up",
-    "the database system is shutting down",
-    "query_wait_timeout",
-    "pooler error",
-)
+_OPERATIONAL = frozenset({"OperationalError", "InterfaceError", "DisconnectionError"})
+"""Driver and SQLAlchemy errors about the database's operation, not the request: no
+connection, a connection ended (an admin, a timeout, a restart), a lock or a
+deadlock that gave up. A retry can succeed."""
 
 
 def is_lock_timeout(exc: BaseException) -> bool:
@@ -132,16 +121,18 @@ def is_lock_timeout(exc: BaseException) -> bool:
 
 def is_unavailable(exc: BaseException) -> bool:
     """True when ``exc`` says the database cannot serve this request now (no connection,
-    a full pool, a server refusing clients), rather than that the request was wrong."""
+    a full pool, a server refusing clients, a connection it ended), rather than that the
+    request was wrong."""
     if isinstance(exc, DatabaseBusyError):
         return True
-    module = type(exc).__module__
-    if not module.startswith(("sqlalchemy", "psycopg")):
-        return False
-    name = type(exc).__name__
-    if module.startswith("sqlalchemy") and name == "TimeoutError":
-        return True  # QueuePool limit reached: no connection within the pool timeout
-    text = str(exc).lower()
-    return name in ("OperationalError", "InterfaceError") and any(
-        word in text for word in _UNAVAILABLE_WORDS
-    )
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    for kind in type(exc).__mro__:
+        module = kind.__module__
+        if not module.startswith(("sqlalchemy", "psycopg")):
+            continue
+        if kind.__name__ in _OPERATIONAL:
+            return True
+        if module.startswith("sqlalchemy") and kind.__name__ == "TimeoutError":
+            return True  # QueuePool limit reached: no connection within the pool timeout
+    return False
