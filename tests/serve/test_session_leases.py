@@ -4,6 +4,7 @@ taken over, and a holder whose lease was taken writes and runs nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from fakes.records_db import needs_postgres, open_records
 from troupe.stores.budget import PoolBudget
 from troupe.stores.lock_limits import LeaseLostError, LockLimits
-from troupe.stores.session_lock import LeaseGuard, SessionKey, SessionTurns, held_lease
+from troupe.stores.session_lock import Lease, LeaseGuard, SessionKey, SessionTurns, held_lease
 
 pytestmark = needs_postgres()
 
@@ -68,35 +69,34 @@ async def test_a_stalled_holder_is_taken_over_and_cannot_write_or_run_tools(
             assert lease is not None  # the closing writes run under the new lease
             closed.append(key)
 
-        limits = LockLimits(wait_s=10, lease_s=2)
-        stalled_guard = LeaseGuard(db, limits)
-        turns = SessionTurns(LeaseGuard(db, limits), on_takeover=close)
+        guard = LeaseGuard(db, LockLimits(wait_s=10, lease_s=2))
+        turns = SessionTurns(guard, on_takeover=close)
         key = _key()
-        stalled = stalled_guard.hold(key, asyncio.get_running_loop().time() + 5)
-        old = await stalled.__aenter__()
-        assert old is not None
-        await old.check()
-        # The holder stops renewing (as a SIGSTOPped process does).
-        heartbeats = [
-            t
-            for t in asyncio.all_tasks()
-            if getattr(t.get_coro(), "__qualname__", "") == "LeaseGuard._keep"
-        ]
-        for task in heartbeats:
-            task.cancel()
+        async with turns.hold(*key):  # creates the table, and shows a clean release
+            pass
+        # A holder that stopped renewing (as a SIGSTOPped process does): its row
+        # lasts one more second and names it.
+        async with db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO troupe_session_leases (session_key, holder, token, expires_at)"
+                " VALUES (:k, 'stalled-holder', 7, clock_timestamp() + interval '1 second')",
+                {"k": json.dumps(list(key))},
+            )
+        old = Lease(guard, key, "stalled-holder", 7)
+        await old.check()  # still its own
         started = time.monotonic()
         async with turns.hold(*key):
             new = held_lease(key)
             waited = time.monotonic() - started
-            assert new is not None and new.token > old.token and not new.taken_over
+            assert new is not None and new.token == 8 and not new.taken_over
             with pytest.raises(LeaseLostError):
                 await old.check()  # a tool of the old holder: refused
             with pytest.raises(LeaseLostError):
                 async with old.fence():  # a write of the old holder: refused
                     pytest.fail("a lost lease must not open a write")
             await new.check()
-        await stalled.__aexit__(None, None, None)  # the old holder's release touches nothing
         async with turns.hold(*key):  # released normally: no second takeover
             pass
+        await guard.close()
     assert closed == [key]
-    assert 1.0 < waited < 6.0
+    assert 0.5 < waited < 6.0

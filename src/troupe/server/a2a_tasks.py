@@ -65,22 +65,20 @@ class RecordsTaskStore(TaskStore):
             "t": base64.b64encode(task.SerializeToString()).decode("ascii"),
             "u": time.time(),
         }
-        async with self.records.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO troupe_a2a_tasks (owner, task_id, context_id, task, updated_at)"
-                " VALUES (:o, :i, :c, :t, :u) ON CONFLICT (owner, task_id) DO UPDATE SET"
-                " context_id = excluded.context_id, task = excluded.task,"
-                " updated_at = excluded.updated_at",
-                row,
-            )
+        await self.records.run(
+            "INSERT INTO troupe_a2a_tasks (owner, task_id, context_id, task, updated_at)"
+            " VALUES (:o, :i, :c, :t, :u) ON CONFLICT (owner, task_id) DO UPDATE SET"
+            " context_id = excluded.context_id, task = excluded.task,"
+            " updated_at = excluded.updated_at",
+            row,
+        )
 
     async def get(self, task_id: str, context: Any) -> Task | None:
         await self._ready()
-        async with self.records.transaction() as tx:
-            found = await tx.execute(
-                "SELECT task FROM troupe_a2a_tasks WHERE owner = :o AND task_id = :i",
-                {"o": self.owner_resolver(context), "i": task_id},
-            )
+        found = await self.records.run(
+            "SELECT task FROM troupe_a2a_tasks WHERE owner = :o AND task_id = :i",
+            {"o": self.owner_resolver(context), "i": task_id},
+        )
         row = found.first()
         return None if row is None else _task(row[0])
 
@@ -91,8 +89,7 @@ class RecordsTaskStore(TaskStore):
         if params.context_id:
             sql += " AND context_id = :c"
             values["c"] = params.context_id
-        async with self.records.transaction() as tx:
-            rows = (await tx.execute(sql, values)).rows
+        rows = (await self.records.run(sql, values)).rows
         page = InMemoryTaskStore(owner_resolver=self.owner_resolver)
         for row in rows:
             await page.save(_task(row[0]), context)
@@ -100,11 +97,10 @@ class RecordsTaskStore(TaskStore):
 
     async def delete(self, task_id: str, context: Any) -> None:
         await self._ready()
-        async with self.records.transaction() as tx:
-            await tx.execute(
-                "DELETE FROM troupe_a2a_tasks WHERE owner = :o AND task_id = :i",
-                {"o": self.owner_resolver(context), "i": task_id},
-            )
+        await self.records.run(
+            "DELETE FROM troupe_a2a_tasks WHERE owner = :o AND task_id = :i",
+            {"o": self.owner_resolver(context), "i": task_id},
+        )
 
 
 def _task(stored: str) -> Task:

@@ -176,8 +176,7 @@ class DatabaseArtifactService(BaseArtifactService):
         if version is not None:
             sql += " AND version = :v"
             params["v"] = version
-        async with self.records.transaction() as tx:
-            return (await tx.execute(sql + " ORDER BY version", params)).rows
+        return (await self.records.run(sql + " ORDER BY version", params)).rows
 
     @override
     async def load_artifact(
@@ -221,12 +220,11 @@ class DatabaseArtifactService(BaseArtifactService):
             artifact_util.validate_path_segment(session_id, "session_id")
             scopes.append(session_id)
         await self._ready()
-        async with self.records.transaction() as tx:
-            found = await tx.execute(
-                "SELECT DISTINCT filename FROM troupe_artifacts"
-                " WHERE app_name = :a AND user_id = :u AND scope IN (:s0, :s1)",
-                {"a": app_name, "u": user_id, "s0": scopes[0], "s1": scopes[-1]},
-            )
+        found = await self.records.run(
+            "SELECT DISTINCT filename FROM troupe_artifacts"
+            " WHERE app_name = :a AND user_id = :u AND scope IN (:s0, :s1)",
+            {"a": app_name, "u": user_id, "s0": scopes[0], "s1": scopes[-1]},
+        )
         return sorted(str(row[0]) for row in found.rows)
 
     @override
@@ -235,8 +233,7 @@ class DatabaseArtifactService(BaseArtifactService):
     ) -> None:
         key = self._key(app_name, user_id, filename, session_id)
         await self._ready()
-        async with self.records.transaction() as tx:
-            await tx.execute(f"DELETE FROM troupe_artifacts WHERE {_WHERE}", key)
+        await self.records.run(f"DELETE FROM troupe_artifacts WHERE {_WHERE}", key)
 
     @override
     async def list_versions(

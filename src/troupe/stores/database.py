@@ -61,6 +61,11 @@ class Records(Protocol):
 
     def transaction(self) -> contextlib.AbstractAsyncContextManager[Transaction]: ...
 
+    async def run(self, sql: str, params: Mapping[str, Any] | None = None) -> Rows:
+        """One statement, committed as it runs (on PostgreSQL: in autocommit, so no
+        transaction stays open around it whatever happens to this process)."""
+        ...
+
     async def ensure(self, name: str, tables: Mapping[str, Sequence[str]]) -> None:
         """Create the tables ``tables[dialect]`` once per process (``name`` says which set)."""
         ...
@@ -144,6 +149,11 @@ class PostgresRecords:
     async def transaction(self) -> AsyncIterator[Transaction]:
         async with self.connection() as conn:
             yield _PostgresTransaction(conn)
+
+    async def run(self, sql: str, params: Mapping[str, Any] | None = None) -> Rows:
+        async with self.engine.connect() as conn:
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            return await _PostgresTransaction(auto).execute(sql, params)
 
     async def ensure(self, name: str, tables: Mapping[str, Sequence[str]]) -> None:
         if name in self._ready:
@@ -234,6 +244,10 @@ class SqliteRecords:
             for statement in tables[self.dialect]:
                 await tx.execute(statement)
         self._ready.add(name)
+
+    async def run(self, sql: str, params: Mapping[str, Any] | None = None) -> Rows:
+        async with self.transaction() as tx:
+            return await tx.execute(sql, params)
 
     async def close(self) -> None:
         memory, self._memory = self._memory, None

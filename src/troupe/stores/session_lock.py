@@ -177,11 +177,20 @@ _ACQUIRE = (
 stalled or died without releasing it (or one whose stalled turn was not closed yet)."""
 _RENEW = (
     "UPDATE troupe_session_leases SET expires_at = clock_timestamp() + :lease * interval '1 second'"
-    " WHERE session_key = :k AND holder = :h AND token = :t"
+    " WHERE holder = ANY(:holders) RETURNING holder"
 )
+"""Renew every lease this process holds, in one statement (a holder names one acquisition)."""
 _CURRENT = (
     "SELECT 1 FROM troupe_session_leases WHERE session_key = :k AND holder = :h AND token = :t"
 )
+_FENCE = (
+    "SELECT 1 FROM troupe_session_leases,"
+    " set_config('lock_timeout', :lock, true) AS lock_timeout,"
+    " set_config('idle_in_transaction_session_timeout', :idle, true) AS idle_timeout"
+    " WHERE session_key = :k AND holder = :h AND token = :t FOR SHARE OF troupe_session_leases"
+)
+"""The lease's row, held until the write that follows commits, with the transaction's
+timeouts set on the way (see :meth:`Lease.fence`)."""
 _CLOSED = (
     "UPDATE troupe_session_leases SET taken_from = NULL"
     " WHERE session_key = :k AND holder = :h AND token = :t"
@@ -213,6 +222,13 @@ class Lease:
         self.taken_over = False
         """The previous holder stalled or died holding it: its turn is to be closed."""
         self.lost = False
+        self.sure_until = 0.0
+        """Loop time before which no one can have taken the lease over: the server set its
+        expiry a lease after this holder asked, and asking came first (see :meth:`check`)."""
+
+    def renewed(self, asked_at: float) -> None:
+        """The server set the expiry a lease after a request sent at ``asked_at`` (loop time)."""
+        self.sure_until = max(self.sure_until, asked_at + self.guard.limits.lease_s)
 
     @property
     def row_params(self) -> dict[str, Any]:
@@ -223,11 +239,18 @@ class Lease:
         return LeaseLostError(self.key[2], self.guard.limits.lease_s)
 
     async def check(self) -> None:
-        """Raise :class:`LeaseLostError` unless this lease is still the session's."""
+        """Raise :class:`LeaseLostError` unless this lease is still the session's.
+
+        While the lease cannot have expired yet (its last renewal was asked less than a
+        lease ago, minus a margin, on this process's monotonic clock, which runs on
+        while the process is stopped), no one can have taken it over and the database
+        is not asked; a holder that was stopped for longer asks it."""
         if self.lost:
             raise self._lost()
-        async with self.guard.records.transaction() as tx:
-            found = (await tx.execute(_CURRENT, self.row_params)).first()
+        margin = min(2.0, self.guard.limits.lease_s / 4)
+        if asyncio.get_running_loop().time() < self.sure_until - margin:
+            return
+        found = (await self.guard.records.run(_CURRENT, self.row_params)).first()
         if found is None:
             raise self._lost()
 
@@ -240,11 +263,19 @@ class Lease:
             raise self._lost()
         from sqlalchemy import text
 
-        # Waits longer for the row than a stalled process may keep a transaction
-        # open on it, so such a process is ended first and the write goes on.
-        async with self.guard.records.connection(self.guard.limits.lease_s) as conn:
+        # One statement sets this transaction's timeouts (functions in FROM run before
+        # the row is locked) and takes the lease's row: it waits longer for the row
+        # than a stalled process may keep a transaction open on it, so such a process
+        # is ended first and the write goes on; and if this process stalls now, the
+        # server ends this transaction within half a lease.
+        records = self.guard.records
+        timeouts = {
+            "lock": str(int(self.guard.limits.lease_s * 1000)),
+            "idle": str(int(records.idle_timeout_s * 1000)),
+        }
+        async with records.engine.begin() as conn:
             try:
-                found = await conn.scalar(text(_CURRENT + " FOR SHARE"), self.row_params)
+                found = await conn.scalar(text(_FENCE), {**self.row_params, **timeouts})
             except Exception as exc:
                 if is_lock_timeout(exc):
                     raise DatabaseBusyError(f"the lease on {self.key[2]!r} stayed locked") from exc
@@ -253,19 +284,9 @@ class Lease:
                 raise self._lost()
             yield conn
 
-    async def renew(self) -> bool:
-        """Push the expiry a lease further; False when the lease was taken over."""
-        params = {**self.row_params, "lease": self.guard.limits.lease_s}
-        async with self.guard.records.transaction() as tx:
-            renewed = (await tx.execute(_RENEW, params)).count
-        if not renewed:
-            self.lost = True
-        return bool(renewed)
-
     async def closed_stalled_turn(self) -> None:
         """Record that the stalled holder's turn has been closed."""
-        async with self.guard.records.transaction() as tx:
-            await tx.execute(_CLOSED, self.row_params)
+        await self.guard.records.run(_CLOSED, self.row_params)
         self.taken_over = False
 
 
@@ -278,10 +299,12 @@ class LeaseGuard:
     a turn waiting for its session holds no connection between tries, and
     nothing here needs a server session of its own: a transaction pooler
     (PgBouncer) may stand in between. Expiry is read on the server's clock
-    only. The holder renews the lease every third of ``limits.lease_s``; one
-    that stalls (``SIGSTOP``, a hung host) or dies (``kill -9``) loses it
-    once it expires, and the next turn takes it over and closes the stalled
-    turn (:attr:`Lease.taken_over`).
+    only. Every third of ``limits.lease_s`` one statement renews all the
+    leases the process holds (so renewals cost one pooled connection a period,
+    however many turns run); a holder that stalls (``SIGSTOP``, a hung host)
+    or dies (``kill -9``) loses its leases once they expire, and the next turn
+    on each session takes it over and closes the stalled turn
+    (:attr:`Lease.taken_over`).
     """
 
     def __init__(self, records: Any, limits: LockLimits | None = None) -> None:
@@ -289,6 +312,8 @@ class LeaseGuard:
         """A :class:`~troupe.stores.database.PostgresRecords` (its engine is the process's)."""
         self.limits = limits or LockLimits()
         self._process = f"{socket.gethostname()}:{os.getpid()}"
+        self._held: dict[str, Lease] = {}
+        self._keeper: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
     async def hold(self, key: SessionKey, deadline: float) -> AsyncIterator[Lease]:
@@ -303,9 +328,10 @@ class LeaseGuard:
             left = deadline - loop.time()
             if left <= 0:
                 return False
+            asked_at = loop.time()
             try:
-                async with asyncio.timeout(left), self.records.transaction() as tx:
-                    row = (await tx.execute(_ACQUIRE, params)).first()
+                async with asyncio.timeout(left):
+                    row = (await self.records.run(_ACQUIRE, params)).first()
             except Exception as exc:
                 if not is_lock_timeout(exc):
                     raise
@@ -314,44 +340,64 @@ class LeaseGuard:
                 return False
             lease = Lease(self, key, holder, int(row[0]))
             lease.taken_over = row[1] is not None
+            lease.renewed(asked_at)
             return True
 
         await _poll(attempt, deadline)
         assert lease is not None
-        heartbeat = asyncio.create_task(self._keep(lease))
+        self._held[holder] = lease
+        self._keep_renewing(loop)
         try:
             yield lease
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            self._held.pop(holder, None)
             await asyncio.shield(self._release(lease))
 
-    async def _keep(self, lease: Lease) -> None:
-        """Renew ``lease`` every third of the lease until cancelled or lost."""
-        while True:
+    def _keep_renewing(self, loop: asyncio.AbstractEventLoop) -> None:
+        keeper = self._keeper
+        if keeper is None or keeper.done() or keeper.get_loop() is not loop:
+            self._keeper = loop.create_task(self._renew_all())
+
+    async def _renew_all(self) -> None:
+        """Renew every held lease each third of the lease, while any is held."""
+        while self._held:
             await asyncio.sleep(self.limits.lease_s / 3)
+            holders = list(self._held)
+            if not holders:
+                break
+            params = {"holders": holders, "lease": self.limits.lease_s}
+            asked_at = asyncio.get_running_loop().time()
             try:
-                if not await lease.renew():
+                renewed = {row[0] for row in (await self.records.run(_RENEW, params)).rows}
+            except Exception as exc:  # the database is unreachable: try again next time
+                logger.debug("Could not renew %d lease(s): %s", len(holders), exc)
+                continue
+            for holder in holders:
+                lease = self._held.get(holder)
+                if lease is not None and holder in renewed:
+                    lease.renewed(asked_at)
+                elif lease is not None:
+                    lease.lost = True
+                    self._held.pop(holder, None)  # nothing more to renew
                     logger.warning(
                         "Lost the lease on session %r: another replica took it over.", lease.key[2]
                     )
-                    return
-            except Exception as exc:  # the database is unreachable: try again next time
-                logger.debug("Could not renew the lease on %r: %s", lease.key[2], exc)
 
     async def _release(self, lease: Lease) -> None:
         if lease.lost:
             return
         statement = _RELEASE_UNCLOSED if lease.taken_over else _RELEASE
         try:
-            async with self.records.transaction() as tx:
-                await tx.execute(statement, lease.row_params)
+            await self.records.run(statement, lease.row_params)
         except Exception as exc:  # the lease then expires on its own
             logger.warning("Could not release the lease on %r: %s", lease.key[2], exc)
 
     async def close(self) -> None:
-        return None
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None and not keeper.done():
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RuntimeError):
+                await keeper
 
 
 def _key_text(key: SessionKey) -> str:

@@ -109,58 +109,53 @@ class TurnRecords:
     async def get(self, key: str) -> TurnRecord | None:
         """The unexpired record of ``key``, if any."""
         await self._ready()
-        async with self.records.transaction() as tx:
-            row = (
-                await tx.execute(
-                    "SELECT state, response FROM troupe_turn_records"
-                    " WHERE turn_key = :k AND expires_at > :now",
-                    {"k": key, "now": time.time()},
-                )
-            ).first()
+        row = (
+            await self.records.run(
+                "SELECT state, response FROM troupe_turn_records"
+                " WHERE turn_key = :k AND expires_at > :now",
+                {"k": key, "now": time.time()},
+            )
+        ).first()
         return None if row is None else TurnRecord(str(row[0]), row[1])
 
     async def claim(self, key: str, scope: str, fence: str) -> bool:
         """Record ``key`` as running under ``fence``; False when an unexpired record is there."""
         await self._ready()
         self._claims += 1
-        async with self.records.transaction() as tx:
-            if self._claims % SWEEP_EVERY == 1:
-                await tx.execute(
-                    "DELETE FROM troupe_turn_records WHERE expires_at <= :now", self._times()
-                )
-            params = {"k": key, "s": scope, "f": fence, **self._times()}
-            return (await tx.execute(_CLAIM, params)).count == 1
+        if self._claims % SWEEP_EVERY == 1:
+            await self.records.run(
+                "DELETE FROM troupe_turn_records WHERE expires_at <= :now", self._times()
+            )
+        params = {"k": key, "s": scope, "f": fence, **self._times()}
+        return (await self.records.run(_CLAIM, params)).count == 1
 
     async def finish(self, key: str, fence: str, state: str, response: str | None = None) -> bool:
         """Move ``key``'s running record to ``state``, if this fence still owns it."""
         await self._ready()
-        async with self.records.transaction() as tx:
-            updated = await tx.execute(
-                "UPDATE troupe_turn_records SET state = :st, response = :r, updated_at = :now,"
-                " expires_at = :exp WHERE turn_key = :k AND state = 'running' AND fence = :f",
-                {"k": key, "f": fence, "st": state, "r": response, **self._times()},
-            )
+        updated = await self.records.run(
+            "UPDATE troupe_turn_records SET state = :st, response = :r, updated_at = :now,"
+            " expires_at = :exp WHERE turn_key = :k AND state = 'running' AND fence = :f",
+            {"k": key, "f": fence, "st": state, "r": response, **self._times()},
+        )
         return updated.count == 1
 
     async def forget(self, key: str, fence: str) -> None:
         """Drop the running record of a turn that stored and ran nothing, so a retry runs."""
         await self._ready()
-        async with self.records.transaction() as tx:
-            await tx.execute(
-                "DELETE FROM troupe_turn_records"
-                " WHERE turn_key = :k AND state = 'running' AND fence = :f",
-                {"k": key, "f": fence},
-            )
+        await self.records.run(
+            "DELETE FROM troupe_turn_records"
+            " WHERE turn_key = :k AND state = 'running' AND fence = :f",
+            {"k": key, "f": fence},
+        )
 
     async def interrupt(self, key: str) -> None:
         """Mark ``key`` interrupted (its turn was found cut off), whatever fence claimed it."""
         await self._ready()
-        async with self.records.transaction() as tx:
-            await tx.execute(
-                "UPDATE troupe_turn_records SET state = 'interrupted', response = NULL,"
-                " updated_at = :now, expires_at = :exp WHERE turn_key = :k AND state <> 'done'",
-                {"k": key, **self._times()},
-            )
+        await self.records.run(
+            "UPDATE troupe_turn_records SET state = 'interrupted', response = NULL,"
+            " updated_at = :now, expires_at = :exp WHERE turn_key = :k AND state <> 'done'",
+            {"k": key, **self._times()},
+        )
 
     async def interrupt_running(self, scope: str, keep: str = "") -> list[str]:
         """Mark the session's running records interrupted (but ``keep``'s); their keys.
@@ -168,13 +163,12 @@ class TurnRecords:
         Called by the session's holder: no live turn of this session runs elsewhere.
         """
         await self._ready()
-        async with self.records.transaction() as tx:
-            found = await tx.execute(
-                "UPDATE troupe_turn_records SET state = 'interrupted', updated_at = :now,"
-                " expires_at = :exp WHERE session_id = :s AND state = 'running'"
-                " AND turn_key <> :k RETURNING turn_key",
-                {"s": scope, "k": keep, **self._times()},
-            )
+        found = await self.records.run(
+            "UPDATE troupe_turn_records SET state = 'interrupted', updated_at = :now,"
+            " expires_at = :exp WHERE session_id = :s AND state = 'running'"
+            " AND turn_key <> :k RETURNING turn_key",
+            {"s": scope, "k": keep, **self._times()},
+        )
         return [str(row[0]) for row in found.rows]
 
     async def close(self) -> None:
