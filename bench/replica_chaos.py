@@ -50,7 +50,12 @@ from troupe_bench.fifo import release_fifo, wait_running
 
 APP = "troupe"
 SCENARIOS = ("load", "chaos", "five")
-LEASE_S = 4.0
+LEASE_S = 30.0
+"""The lease of the load scenarios: troupe's default."""
+CHAOS_LEASE_S = 8.0
+"""The lease with chaos: short, so a stopped holder is taken over within the run."""
+CLI_AT = (0.25, 0.5, 0.75)
+"""Shares of the run's turns after which ``troupe secrets set`` and ``troupe trace list`` run."""
 WAIT_S = 30.0
 MAX_TRIES = 12
 KINDS = ("list", "hello", "approve")
@@ -95,6 +100,7 @@ class Scenario:
     checks: dict[str, Any] = field(default_factory=dict)
     stall: dict[str, Any] = field(default_factory=dict)
     fates: list[str] = field(default_factory=list)
+    logged: dict[str, int] = field(default_factory=dict)
 
 
 def replica_env(store: str, data_dir: Path, **extra: str) -> dict[str, str]:
@@ -157,12 +163,13 @@ async def sample_connections(store: str, scenario: Scenario) -> None:
         await conn.close()
 
 
-async def cli_meanwhile(store: str, root: Path, scenario: Scenario) -> None:
-    """``troupe secrets set`` and ``troupe trace list`` against the database, every 3 s."""
+async def cli_meanwhile(store: str, root: Path, scenario: Scenario, total: int) -> None:
+    """``troupe secrets set`` and ``troupe trace list`` against the database, at a quarter,
+    half and three quarters of the run (each starts an interpreter: a CPU's worth)."""
     env = replica_env(store, root / "cli-data")
-    number = 0
-    while True:
-        number += 1
+    for number, share in enumerate(CLI_AT, 1):
+        while len(scenario.turns) < total * share:
+            await asyncio.sleep(0.1)
         for args, stdin in (
             (["secrets", "set", f"BENCH_SECRET_{number}"], "value\n"),
             (["trace", "list", "--json", "--limit", "5"], None),
@@ -183,7 +190,6 @@ async def cli_meanwhile(store: str, root: Path, scenario: Scenario) -> None:
             else:
                 said = " ".join((out + err).decode(errors="replace").split())[-240:]
                 scenario.cli_failed.append(f"{args[0]} {args[1]}: {said}")
-        await asyncio.sleep(3.0)
 
 
 def _body(session: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -345,7 +351,8 @@ async def stall_a_holder(
     await run_turn(client, other.url, took, counters)
     took_over_after = time.monotonic() - stopped
     before = [e["id"] for e in (await client.get(url)).json()["events"]]
-    await asyncio.sleep(1.0)  # the stop lasts a little longer still
+    # The stop lasts past the lease even if the other turn was answered sooner.
+    await asyncio.sleep(max(1.0, CHAOS_LEASE_S + 1.0 - (time.monotonic() - stopped)))
     os.kill(holder.proc.pid, signal.SIGCONT)
     stopped_for = time.monotonic() - stopped
     released = await release_fifo(fifo, "released\n")
@@ -353,7 +360,7 @@ async def stall_a_holder(
     after = (await client.get(url)).json()["events"]
     return {
         "stopped_for_s": round(stopped_for, 2),
-        "lease_s": LEASE_S,
+        "lease_s": CHAOS_LEASE_S,
         "other_replica_turn": "answered" if took.acknowledged else (took.error or "not answered"),
         "other_replica_took_over_after_s": round(took_over_after, 2),
         "old_holder_reply": f"{old.status_code} {old.json().get('state', '')}".strip(),
@@ -487,6 +494,7 @@ def summarize(scenario: Scenario) -> dict[str, Any]:
         "cli_commands_failed": len(scenario.cli_failed),
         "cli_failure_samples": scenario.cli_failed[:4],
         "replica_fates": scenario.fates,
+        **scenario.logged,
         **scenario.checks,
         **({"stall": scenario.stall} if scenario.stall else {}),
     }
@@ -506,8 +514,13 @@ async def run_load(
     workspace = root / name / "workspace"
     workspace.mkdir(parents=True)
     (workspace / "notes.txt").write_text("notes\n", encoding="utf-8")
-    replicas = start_replicas(3, store, root / name, workspace, TROUPE_DATABASE_REPLICAS="3")
+    lease = CHAOS_LEASE_S if chaos else LEASE_S
+    replicas = start_replicas(
+        3, store, root / name, workspace,
+        TROUPE_DATABASE_REPLICAS="3", TROUPE_TURN_LOCK_LEASE_S=str(lease),
+    )  # fmt: skip
     scenario = Scenario(name, 3)
+    total = sessions * steps * concurrent
     proxy = proxy_factory([r.port for r in replicas])
     prefix = f"{name}{os.getpid()}{int(time.time()) % 100000}"
     limits = httpx.Limits(max_keepalive_connections=0)
@@ -519,7 +532,7 @@ async def run_load(
             base = f"http://127.0.0.1:{proxy.port}"
             background = [
                 asyncio.create_task(sample_connections(store, scenario)),
-                asyncio.create_task(cli_meanwhile(store, root / name, scenario)),
+                asyncio.create_task(cli_meanwhile(store, root / name, scenario, total)),
             ]
             started = time.perf_counter()
             jobs = [
@@ -527,13 +540,10 @@ async def run_load(
                 for i in range(sessions)
             ]
             if chaos:
-                jobs.append(
-                    chaos_plan(
-                        client, replicas, workspace, prefix, scenario, sessions * steps * concurrent
-                    )
-                )
+                jobs.append(chaos_plan(client, replicas, workspace, prefix, scenario, total))
             await asyncio.gather(*jobs)
             scenario.wall = time.perf_counter() - started
+            await asyncio.wait_for(background.pop(), 300)  # the CLI's last round
             live = next(r for r in replicas if r.proc.poll() is None)
             await read_back(client, live.url, scenario, workspace)
     finally:
@@ -543,7 +553,18 @@ async def run_load(
         await proxy.close()
         stop_all(replicas)
     scenario.fates = [r.fate for r in replicas]
+    scenario.logged = logged(replicas)
     return summarize(scenario)
+
+
+def logged(replicas: list[Replica]) -> dict[str, int]:
+    """What the replicas logged about leases: takeovers of a stalled or dead holder's
+    session, and leases a holder found taken over."""
+    text = "".join((r.root / "server.log").read_text(errors="replace") for r in replicas)
+    return {
+        "sessions_taken_over": text.count("Took over session"),
+        "leases_lost": text.count("Lost the lease on session"),
+    }
 
 
 async def chaos_plan(
