@@ -2,10 +2,12 @@
 """One-step developer tasks: ``python dev.py demo | test | lint | docs | bench``.
 
 Each task creates ``.venv`` when it is missing, installs troupe into it with
-the versions pinned in ``requirements.lock``, then runs. Only Python and pip
-are needed; the browser tests also need Debian's ``chromium``, which this
-script installs with apt-get when it runs as root (for the demo too, whose
-navigator reads a local page).
+the versions pinned in ``requirements.lock``, then runs. Python 3.11+ and pip
+are all it needs on any system. The browser tests (and the demo's navigator)
+also use a system Chromium: on Debian and Ubuntu, run as root, this script
+installs it with apt-get; elsewhere it says which command installs it. Tests
+that need Chromium or PostgreSQL skip, saying what is missing, where they are
+absent (in CI, where ``CI`` is set, they fail instead).
 """
 
 from __future__ import annotations
@@ -46,11 +48,35 @@ def install(extra: str) -> None:
     stamp.write_text(digest.hexdigest())
 
 
+INSTALL_CHROMIUM = (
+    ("apt-get", "sudo apt-get install chromium"),
+    ("dnf", "sudo dnf install chromium"),
+    ("pacman", "sudo pacman -S chromium"),
+    ("zypper", "sudo zypper install chromium"),
+    ("apk", "sudo apk add chromium"),
+    ("brew", "brew install --cask chromium, then export "
+     "TROUPE_CHROMIUM=/Applications/Chromium.app/Contents/MacOS/Chromium"),
+)  # fmt: skip
+"""Each package manager, and the command that installs Chromium with it."""
+
+
+def _has_chromium() -> bool:
+    configured = os.environ.get("TROUPE_CHROMIUM")
+    if configured:
+        return os.access(configured, os.X_OK)
+    return CHROMIUM.exists() or bool(shutil.which("chromium") or shutil.which("chromium-browser"))
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
 def ensure_chromium(purpose: str) -> None:
-    """Install Debian's chromium for the navigator when it is missing (as root, with apt)."""
-    if CHROMIUM.exists() or shutil.which("chromium"):
+    """Install Chromium for the navigator when it is missing: with apt-get as root
+    (Debian, Ubuntu, CI); elsewhere say which command installs it."""
+    if _has_chromium():
         return
-    if shutil.which("apt-get") and os.geteuid() == 0:
+    if shutil.which("apt-get") and _is_root():
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         try:
             subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
@@ -58,10 +84,11 @@ def ensure_chromium(purpose: str) -> None:
             return
         except subprocess.CalledProcessError as exc:
             print(f"apt-get could not install chromium (exit code {exc.returncode}).")
-    print(
-        f"chromium is missing: install it (Debian: sudo apt-get install chromium); {purpose}.",
-        file=sys.stderr,
+    how = next(
+        (command for tool, command in INSTALL_CHROMIUM if shutil.which(tool)),
+        "install Chromium and set TROUPE_CHROMIUM to its binary",
     )
+    print(f"chromium is missing ({how}); {purpose}.", file=sys.stderr)
 
 
 def main(argv: list[str]) -> int:
@@ -72,7 +99,7 @@ def main(argv: list[str]) -> int:
         return run(BIN / "troupe", "demo", *rest, check=False)
     if task == "test":
         install("dev")
-        ensure_chromium("the browser tests need it")
+        ensure_chromium("the browser tests skip without it")
         return run(BIN / "pytest", *rest, check=False)
     if task == "lint":
         install("dev")

@@ -15,7 +15,8 @@ if ! "$PY" -c "import ensurepip, venv" 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null
 fi
 
-ROOT=/tmp/troupe-ci-user
+# TROUPE_CI_USER_ROOT lets two checkouts on one machine run this at once.
+ROOT=${TROUPE_CI_USER_ROOT:-/tmp/troupe-ci-user}
 rm -rf "$ROOT"
 mkdir -p "$ROOT/home"
 # The checkout without its venv and caches; owned by the user, so tests may

@@ -1,21 +1,21 @@
 # Helpers .ci/postgres.sh and .ci/pgbouncer.sh share (sourced, not run).
 
-# Run a command as the postgres user (root uses runuser, others sudo).
+# The servers belong to whoever runs these scripts; root cannot run PostgreSQL
+# (nor, by choice, PgBouncer), so as root they belong to the 'postgres' user
+# (Debian's package makes one).
 as_postgres() {
   if [ "$(id -u)" -eq 0 ]; then
     runuser -u postgres -- "$@"
   else
-    sudo -u postgres -- "$@"
+    "$@"
   fi
 }
 
-# Install Debian packages quietly (apt-get's output to stderr).
+# Install Debian packages quietly (apt-get's output to stderr); as root only.
 install_debian() {
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq >&2
-  $sudo apt-get install -y -qq --no-install-recommends "$@" >&2
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "$@" >&2
 }
 
 # A TCP port free on 127.0.0.1 right now.

@@ -16,6 +16,11 @@ log() { echo "pgbouncer.sh: $*" >&2; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 install_pgbouncer() {
+  if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
+    log "pgbouncer was not found. Install it (Debian/Ubuntu as root: apt-get install"
+    log "pgbouncer; macOS: brew install pgbouncer), then run this again."
+    exit 1
+  fi
   log "installing Debian's pgbouncer package"
   install_debian pgbouncer
   # The package may start a system-wide instance on 6432; this script runs its own.
@@ -51,7 +56,7 @@ ignore_startup_parameters = extra_float_digits,options
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 EOF
-  chown -R postgres: "$dir"
+  [ "$(id -u)" -ne 0 ] || chown -R postgres: "$dir"
   chmod 700 "$dir"
   as_postgres "$bin" -d "$dir/pgbouncer.ini" >&2 || { cat "$dir/pgbouncer.log" >&2; exit 1; }
   local tries=0

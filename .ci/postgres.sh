@@ -11,15 +11,21 @@
 #   export TROUPE_TEST_POSTGRES_URL=postgresql+asyncpg://troupe@127.0.0.1:PORT/troupe_test
 #   export TROUPE_TEST_POSTGRES_DIR=/tmp/troupe-pg.XXXXXX
 # PORT is a free port unless TROUPE_PG_PORT is set. The cluster trusts local
-# connections and runs without fsync: it lives for one test run only.
+# connections and runs without fsync: it lives for one test run only. It keeps
+# PostgreSQL's defaults otherwise (max_connections 100), as users run it.
 log() { echo "postgres.sh: $*" >&2; }
+# as_postgres, install_debian, free_port, source_start, run_command
 # shellcheck source=.ci/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# initdb and pg_ctl: Debian's versioned directories, else pg_config's, else PATH
+# (Homebrew on macOS, Fedora's and Arch's packages put them there).
 find_bindir() {
   local dir
-  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-    if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r) \
+      "$(pg_config --bindir 2>/dev/null || true)" \
+      "$(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/initdb)")"; do
+    if [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
       echo "$dir"
       return 0
     fi
@@ -28,6 +34,12 @@ find_bindir() {
 }
 
 install_postgres() {
+  if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
+    log "PostgreSQL's initdb and pg_ctl were not found. Install PostgreSQL's server"
+    log "(Debian/Ubuntu as root: apt-get install postgresql; macOS: brew install postgresql;"
+    log "Fedora: dnf install postgresql-server; Arch: pacman -S postgresql), then run this again."
+    exit 1
+  fi
   log "installing Debian's postgresql package"
   install_debian postgresql
 }
@@ -39,10 +51,11 @@ start() {
     install_postgres
     bindir="$(find_bindir)" || { log "postgresql installed but initdb not found"; exit 1; }
   fi
-  id postgres >/dev/null 2>&1 || { log "no 'postgres' user after install"; exit 1; }
-
   dir="$(mktemp -d /tmp/troupe-pg.XXXXXX)"
-  chown postgres: "$dir"
+  if [ "$(id -u)" -eq 0 ]; then
+    id postgres >/dev/null 2>&1 || { log "as root the cluster needs a 'postgres' user; none exists"; exit 1; }
+    chown postgres: "$dir"
+  fi
   chmod 700 "$dir"
   port="${TROUPE_PG_PORT:-$(free_port)}"
 

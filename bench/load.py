@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
-import json
 import os
 import platform
 import secrets
@@ -43,6 +42,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from troupe_bench.results import write_json
 
 APP = "troupe"
 MAX_TURNS_TOTAL = 20_000
@@ -394,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     if "cpu_ms_per_turn_each_round" in report:
         print(f"CPU ms per turn, each round: {report['cpu_ms_per_turn_each_round']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(report, args.out)
     print(f"wrote {args.out}")
     runs = [report, *([report["plain_adk"]] if "plain_adk" in report else [])]
     perfect = all(r["errors"] == 0 and r["sessions_with_all_events"] == args.sessions for r in runs)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import platform
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from typing import Any
 from troupe import Config, build_agent_tree, builtin_tools
 from troupe.evaluation.dataset import load_cases
 from troupe.routing.router import RouteDecision, Router
+from troupe_bench.results import write_json
 
 DEFAULT_OUT = Path(__file__).parent / "results" / "router_batch.json"
 BATCHES = (1, 4, 16, 32)
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    write_json(payload, args.out)
     print(f"wrote {args.out}")
     return 0
 

@@ -21,6 +21,15 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 _PROVIDER_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """In CI, a skip for something CI provides (PostgreSQL) is a failure."""
+    from fakes.needs import fail_in_ci
+
+    outcome = yield
+    fail_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+
+
 @pytest.fixture(autouse=True)
 def isolated_environment(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -74,11 +74,55 @@ def test_agent_without_tools_is_skipped_unless_always_include() -> None:
             troupe.AgentSpec(name="idle", description="Idles.", prefixes=("idle_",)),
             troupe.AgentSpec(name="thinker", description="Thinks.", always_include=True),
         ),
+        planner=False,
     )
 
     root = build(["work_hard"], topology=topology)
 
     assert [a.name for a in root.sub_agents] == ["worker", "thinker"]
+
+
+def _two_workers(**options: Any) -> troupe.Topology:
+    return troupe.Topology(
+        name="pair",
+        agents=(
+            troupe.AgentSpec(name="cook", description="Cooks.", prefixes=("cook_",)),
+            troupe.AgentSpec(name="waiter", description="Serves.", prefixes=("serve_",)),
+        ),
+        **options,
+    )
+
+
+def test_a_team_without_a_planner_gets_troupes_planner_holding_its_team() -> None:
+    root = build(["cook_pasta", "serve_table"], topology=_two_workers())
+
+    planner = next(a for a in root.sub_agents if a.name == "planner")
+    assert [a.name for a in root.sub_agents] == ["cook", "waiter", "planner"]
+    assert tool_names(planner) == [] and len(getattr(planner, "tools", [])) == 2  # its team
+    assert "goes to planner first" in str(root.instruction)
+
+
+def test_planner_false_keeps_a_team_as_written() -> None:
+    root = build(["cook_pasta", "serve_table"], topology=_two_workers(planner=False))
+
+    assert [a.name for a in root.sub_agents] == ["cook", "waiter"]
+
+
+def test_an_agent_marked_plans_is_the_teams_planner_whatever_its_name() -> None:
+    topology = troupe.Topology(
+        name="kitchen",
+        agents=(
+            *_two_workers().agents,
+            troupe.AgentSpec(name="chef", description="Runs the kitchen.", plans=True),
+        ),
+    )
+
+    root = build(["cook_pasta", "serve_table"], topology=topology)
+
+    chef = next(a for a in root.sub_agents if a.name == "chef")
+    assert [a.name for a in root.sub_agents] == ["cook", "waiter", "chef"]
+    assert len(getattr(chef, "tools", [])) == 2
+    assert "goes to chef first" in str(root.instruction)
 
 
 def test_adapt_tool_is_called_once_per_routed_tool_and_never_for_unmatched() -> None:

@@ -327,6 +327,14 @@ def test_cli_one_shot_denies_by_default_without_a_terminal(tmp_path: Path) -> No
     assert "--approve ask" in flat
 
 
+def test_a_declined_call_is_reported_once_not_as_a_failed_tool_result(tmp_path: Path) -> None:
+    result = _chat(tmp_path, 'write "hello" to out.txt')
+
+    flat = unwrapped(result.output)
+    assert flat.count("✗ fs_write not run") == 1
+    assert "↳ fs_write" not in flat  # the refusal written for the model is not shown again
+
+
 def test_cli_approve_auto_runs_the_tool(tmp_path: Path) -> None:
     result = _chat(tmp_path, 'write "hello" to out.txt', "--approve", "auto")
 
@@ -340,9 +348,28 @@ def test_cli_approve_ask_shows_the_call_and_runs_it_on_yes(tmp_path: Path) -> No
 
     assert result.exit_code == 0, result.output
     assert "operator wants to run fs_write" in result.output
-    assert "allow? [y/N]" in result.output
+    assert "allow? [y]es / [N]o / [a]lways this session:" in result.output
     assert 'content = "hello"' in result.output
     assert (tmp_path / "out.txt").read_text() == "hello"
+
+
+def test_always_allows_the_tool_for_the_rest_of_the_session_and_the_trace_shows_it(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    lines = 'write "one" to a.txt\na\nwrite "two" to b.txt\n/exit\n'
+    args = ["--approve", "ask", "--data-dir", str(data)]
+
+    result = _chat(tmp_path, *args, stdin=lines)
+
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "a.txt").read_text() == "one" and (tmp_path / "b.txt").read_text() == "two"
+    assert result.output.count("allow?") == 1
+    assert result.output.count("(allowed for this session)") == 2
+    listed = CliRunner().invoke(app, ["trace", "list", "--json", "--data-dir", str(data)])
+    newest = json.loads(listed.output)[0]["id"]
+    shown = CliRunner().invoke(app, ["trace", "show", newest, "--data-dir", str(data)])
+    assert "allowed for this session: fs_write" in shown.output
 
 
 def test_cli_approve_ask_declines_on_no(tmp_path: Path) -> None:

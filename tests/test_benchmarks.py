@@ -8,7 +8,21 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from troupe.cli.app import app
-from troupe_bench.faults import load_requests
+from troupe_bench.faults import DEFAULT_RATES, load_requests, run_benchmark
+from troupe_bench.faulty import SHAPE_FAULTS
+
+RESULTS = Path(__file__).parent.parent / "bench" / "results"
+DOCUMENTED_KINDS = {
+    "hallucination",
+    "misroute",
+    "ping_pong",
+    "repeat",
+    "transient",
+    *SHAPE_FAULTS,
+}
+"""The fault kinds docs/benchmarks.md lists and the benchmark's default rates inject."""
+REACHED_MARGIN = 8.0
+"""Points troupe's reached share may fall below the committed full run at 100 turns."""
 
 
 def test_labelled_request_set_covers_every_agent() -> None:
@@ -37,6 +51,30 @@ def test_fault_benchmark_writes_json_for_three_strategies(tmp_path: Path) -> Non
     assert troupe_row["leaked_rejects"] == 0
     assert troupe_row["completed_pct"] == 100.0
     assert "troupe" in result.output and "plain-adk" in result.output
+
+
+async def test_fault_benchmark_injects_every_documented_kind_and_troupe_reaches_agents() -> None:
+    # The fault benchmark only measures something when the wrapped stand-in
+    # routes (the faults hit transfers) and every kind is drawn: a wrapper that
+    # stopped passing the team on would leave one kind (transient) and no routing.
+    assert {k for k, v in vars(DEFAULT_RATES).items() if v and k in DOCUMENTED_KINDS} == (
+        DOCUMENTED_KINDS
+    )
+    plain, troupe = await run_benchmark(turns=100, strategies=("plain-adk", "troupe"))
+
+    injected = {k for k, v in troupe["faults_injected"].items() if v}
+    assert injected >= DOCUMENTED_KINDS, f"kinds never injected: {DOCUMENTED_KINDS - injected}"
+    committed = json.loads((RESULTS / "faults.json").read_text())["results"]
+    claimed = next(r for r in committed if r["strategy"] == "troupe")["reached_expected_pct"]
+    assert troupe["completed_pct"] >= 99.0
+    assert troupe["reached_expected_pct"] >= claimed - REACHED_MARGIN
+    assert troupe["leaked_rejects"] == 0
+    # Each fault that hit a turn alone was repaired (the expected agent reached)
+    # or, for a model that keeps naming a missing agent, ended in an answer.
+    for kind, share in troupe["reached_pct_single_fault"].items():
+        if kind != "persistent_bad_name":
+            assert share >= 90.0, f"{kind}: troupe reached its agent in {share}% of turns"
+    assert plain["completed_pct"] < 90.0  # without troupe the same faults end turns
 
 
 def test_overhead_benchmark_reports_a_ratio(tmp_path: Path) -> None:

@@ -3,83 +3,21 @@
 from __future__ import annotations
 
 import os
-import pty
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from fakes.terminal import Terminal, chat_dirs
 from troupe.cli.app import app
 from troupe.cli.repl import command_of
 
 UP = "\x1b[A"
 
 
-class Terminal:
-    """``troupe chat`` at a pseudo-terminal, 80 columns wide."""
-
-    def __init__(self, workspace: Path, data_dir: Path, *message: str) -> None:
-        master, slave = pty.openpty()
-        env = {
-            **os.environ,
-            "TERM": "xterm",
-            "COLUMNS": "80",
-            "TROUPE_MODEL": "offline",
-            "TROUPE_ROUTER": "off",
-            "TROUPE_DATA_DIR": str(data_dir),
-        }
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "troupe", "chat", "--workspace", str(workspace), *message],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            start_new_session=True,
-        )
-        os.close(slave)
-        self.master = master
-        self.seen = b""
-
-    def expect(self, text: bytes, count: int = 1, within: float = 120.0) -> None:
-        """Read until ``text`` has been printed ``count`` times in all."""
-        deadline = time.monotonic() + within
-        while self.seen.count(text) < count:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"never saw {text!r} x{count}; got {self.seen[-2000:]!r}")
-            ready, _, _ = select.select([self.master], [], [], min(left, 1.0))
-            if ready:
-                try:
-                    self.seen += os.read(self.master, 65536)
-                except OSError:  # the program ended
-                    raise AssertionError(
-                        f"ended before {text!r}; got {self.seen[-2000:]!r}"
-                    ) from None
-
-    def type(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def close(self) -> None:
-        try:
-            self.type("/exit\r")
-            self.proc.wait(timeout=30)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            os.close(self.master)
-
-
 @pytest.fixture
 def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
-    return workspace, tmp_path / "data"
+    return chat_dirs(tmp_path)
 
 
 def test_the_up_arrow_recalls_the_last_message_at_a_terminal(dirs: tuple[Path, Path]) -> None:

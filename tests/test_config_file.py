@@ -9,7 +9,15 @@ from typer.testing import CliRunner
 
 import troupe
 from fakes.cli import unwrapped
+from fakes.trust import trust_every_config
 from troupe.cli.app import app
+from troupe.settings import load_settings
+
+
+@pytest.fixture(autouse=True)
+def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests' troupe.yaml lies in the workspace: they trust it (see fakes.trust)."""
+    trust_every_config(monkeypatch)
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -110,3 +118,26 @@ def test_an_empty_message_fails_troupe_chat_with_a_clear_error() -> None:
     assert result.exit_code == 2
     assert "The message is empty" in result.output
     assert "Traceback" not in result.output
+
+
+def test_an_mcp_script_path_is_read_from_beside_the_config_file(tmp_path: Path) -> None:
+    team = tmp_path / "team"
+    (team / "servers").mkdir(parents=True)
+    (team / "servers" / "orders.py").write_text("print('a server')\n")
+    path = team / "troupe.yaml"
+    path.write_text(
+        "mcp_servers:\n"
+        "- name: orders\n  command: python\n  args: [-u, servers/orders.py, --port, '8']\n"
+        "  prefix: fs_\n"
+        "- name: elsewhere\n  command: ./missing/run.sh\n  args: [not/here.py]\n  prefix: fs_\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+
+    settings = load_settings(config_path=path, workspace=work)
+
+    orders, elsewhere = settings.mcp_servers
+    # A file beside the config is found from any folder; anything else stays as written.
+    assert orders.command == "python"
+    assert orders.args == ["-u", str(team / "servers" / "orders.py"), "--port", "8"]
+    assert (elsewhere.command, elsewhere.args) == ("./missing/run.sh", ["not/here.py"])

@@ -124,12 +124,21 @@ async def test_a_request_that_never_ends_is_a_failed_result_not_a_hung_eval() ->
 
 async def test_an_honest_cannot_counts_for_a_request_no_agent_has_the_tool_for() -> None:
     model = ScriptedModel(
-        replies=["I can't make payments: no agent on this team has a tool for it."]
+        replies=["I can't send USDC: no agent on this team has a tool for payments."]
     )
 
     [result] = await run_evaluation([_cannot()], model=model, tools=stub_tools(), router="off")
 
     assert (result.routed, result.correct) == ("orchestrator", True)
+
+
+async def test_a_generic_fallback_that_names_nothing_does_not_count_as_cannot() -> None:
+    model = ScriptedModel(replies=["No agent on the team matches this request."])
+
+    [result] = await run_evaluation([_cannot()], model=model, tools=stub_tools(), router="off")
+
+    assert result.routed == "orchestrator"
+    assert not result.correct
 
 
 async def test_handing_a_payment_to_an_agent_without_the_tool_does_not_count() -> None:

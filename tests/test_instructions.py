@@ -212,6 +212,7 @@ def test_instruction_names_only_registered_agents() -> None:
 def test_instruction_without_a_planner_never_mentions_the_planner(tmp_path: Path) -> None:
     path = tmp_path / "duo.yaml"
     path.write_text(
+        "planner: false\n"
         "agents:\n"
         "  - name: scout\n    prefixes: [scout_]\n"
         "  - name: smith\n    prefixes: [forge_]\n",

@@ -247,6 +247,10 @@ def _routed_assistant(
     return Assistant(build_agent_tree(config))
 
 
+DEFERRED = "Find the file where we documented the deploy steps"
+"""A request the router leaves to the model with a best guess."""
+
+
 @pytest.mark.parametrize("require", [True, False])
 async def test_a_deferred_request_makes_the_model_pick_an_agent_only_when_asked_to(
     fake_openai: FakeOpenAI, workspace: Path, require: bool
@@ -254,7 +258,7 @@ async def test_a_deferred_request_makes_the_model_pick_an_agent_only_when_asked_
     fake_openai.replies[:] = [text_reply("Which process do you mean?")]
     assistant = _routed_assistant(fake_openai, workspace, require=require)
 
-    await assistant.run_and_collect("s1", "Check which process is listening on port 8080.")
+    await assistant.run_and_collect("s1", DEFERRED)
 
     body = fake_openai.requests[0]
     assert _tool_names(body) == ["transfer_to_agent"]
@@ -274,10 +278,6 @@ def test_the_small_model_options_come_from_the_config_files_router_section(
     settings = load_settings(config_path=config, environ={}, workspace=tmp_path / "ws")
 
     assert getattr(settings.config, f"router_{key}") is True
-
-
-DEFERRED = "Check which process is listening on port 8080."
-"""A request the router leaves to the model with a best guess."""
 
 
 async def test_with_the_agent_schema_a_deferred_request_asks_for_a_json_choice_without_tools(

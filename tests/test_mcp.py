@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from google.adk.events.event import Event
 from typer.testing import CliRunner
 
 from fakes.cli import unwrapped
+from fakes.trust import trust_every_config
 from troupe import (
     DEFAULT_TOPOLOGY,
     Assistant,
@@ -46,10 +48,8 @@ from troupe.testing import ScriptedModel, call, declared_tools, simplify
 
 @pytest.fixture(autouse=True)
 def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests keep their troupe.yaml in the test's folder, which is also the
-    workspace: they trust it, as a person would with --trust-workspace-config
-    (tests/security/test_workspace_config.py covers the file that is not trusted)."""
-    monkeypatch.setenv("TROUPE_TRUST_WORKSPACE_CONFIG", "1")
+    """These tests' troupe.yaml lies in the workspace: they trust it (see fakes.trust)."""
+    trust_every_config(monkeypatch)
 
 
 FAKE_SERVER = str(Path(__file__).parent / "fakes" / "mcp_server.py")
@@ -77,8 +77,9 @@ def tool_results(events: list[Event]) -> dict[str, Any]:
 
 
 def result_text(response: Any) -> str:
-    """The text content of an MCP tool result."""
-    return "".join(part.get("text", "") for part in response["content"])
+    """An MCP tool result as text: its one text part, which troupe hands on as
+    ``{"result": text}`` (or as the object a JSON text holds)."""
+    return str(response["result"]) if "result" in response else json.dumps(response)
 
 
 @pytest.fixture
@@ -381,7 +382,8 @@ def test_a_config_file_entry_becomes_an_mcp_server(tmp_path: Path) -> None:
 
     config = load_config(path)
 
-    assert [replace(s, workspace=None, data_dir=None) for s in config.mcp_servers] == [
+    servers = [replace(s, workspace=None, data_dir=None) for s in config.mcp_servers]
+    assert [replace(s, config_files=()) for s in servers] == [
         McpServer(
             name="web",
             url="http://127.0.0.1:8765/mcp",

@@ -72,9 +72,11 @@ def test_a_misspelt_gemini_name_at_the_cli_says_what_was_meant_and_which_key(
     )
 
     out = result.stdout + result.stderr
-    assert result.returncode == 1, out
-    assert "did you mean 'gemini-2.5-flash'" in out
-    assert "GOOGLE_API_KEY" in out
+    # Stopped before any turn, in one line: the missing key, and the name meant.
+    assert result.returncode == 2, out
+    assert "GOOGLE_API_KEY or GEMINI_API_KEY is not set" in out
+    assert "id you mean 'gemini-2.5-flash'" in out
+    assert len(out.strip().splitlines()) == 1, out
     assert "Traceback" not in out
 
 

@@ -423,7 +423,10 @@ async def test_a_request_the_router_only_guesses_at_and_no_keyword_names_gets_a_
     events = await run(routed, "Order a large pepperoni pizza to my office.")
 
     assert [a for a, kind, _ in simplify(events) if kind == "transfer"] == []
-    assert "no agent on the team matches" in final_text(events)
+    # The refusal names what it declines and what the team can do instead.
+    reply = final_text(events)
+    assert "I cannot do that" in reply and "pepperoni pizza" in reply
+    assert "command execution" in reply
 
 
 def _plan_lines(events: list[Event]) -> list[str]:

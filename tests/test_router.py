@@ -215,7 +215,8 @@ def test_calibration_reports_coverage_and_precision_at_each_threshold(
         ("Why is the sky blue?", ["orchestrator"]),
     ]
 
-    low, high = calibrate(semantic_router, cases, thresholds=[0.0, 1.3])
+    # Above every confidence, even at the share a request naming its agent needs.
+    low, high = calibrate(semantic_router, cases, thresholds=[0.0, 2.0])
 
     assert (low.decided, low.correct, low.total) == (4, 4, 4)
     assert (high.decided, high.correct) == (2, 2)  # the greeting and the question are left
@@ -513,3 +514,41 @@ def test_an_open_question_on_an_agents_subject_is_left_to_the_model_to_answer() 
     assert decision.candidates[0].name == "shop" and decision.confidence >= router.threshold
     assert decision.kind == "defer" and decision.agent is None
     assert "answer it yourself" in decision.hint()
+
+
+def test_a_word_of_the_team_is_never_read_as_a_typo_of_another_of_its_words() -> None:
+    known = frozenset({"hotels", "hostels"})
+
+    assert lexical_score("cheap hotels in Rome", ["hostels"]) > 0  # a typo, on its own
+    assert lexical_score("cheap hotels in Rome", ["hostels"], known=known) == 0
+    assert lexical_score("two hostels in Rome", ["hostel"], known=known) > 0  # its longer form
+
+
+def test_what_follows_an_instruction_and_a_colon_is_content() -> None:
+    from troupe.routing.router import instruction_of
+
+    text = "add to the knowledge base: the staging url is http://staging.example.com"
+    assert instruction_of(text) == "add to the knowledge base"
+    assert instruction_of("open https://example.com and read it") == (
+        "open https://example.com and read it"
+    )
+    assert instruction_of("store it as a secret called bot: xoxb-1. Then write a file") == (
+        "store it as a secret called bot: xoxb-1. Then write a file"
+    )
+
+
+async def test_a_web_address_in_content_does_not_pull_a_request_to_the_browser(
+    tmp_path: Path,
+) -> None:
+    from troupe import Config, build_agent_tree
+    from troupe.builtins import builtin_tools
+
+    config = Config(tools=builtin_tools(workspace=tmp_path), model="offline", router="auto")
+    root = build_agent_tree(config)
+    router = await fast_path(root).router()
+
+    decision = router.decide(
+        "add to the knowledge base: the staging url for billing is http://staging.example.com"
+    )
+
+    assert decision.candidates[0].name == "librarian"

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import troupe
-from fakes.cli import unwrapped
+from fakes.trust import trust_every_config
 from troupe.cli.app import app
 from troupe.settings import Settings, load_settings
 
 
 @pytest.fixture(autouse=True)
 def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests keep their troupe.yaml in the test's folder, which is also the
-    workspace: they trust it, as a person would with --trust-workspace-config
-    (tests/security/test_workspace_config.py covers the file that is not trusted)."""
-    monkeypatch.setenv("TROUPE_TRUST_WORKSPACE_CONFIG", "1")
+    """These tests' troupe.yaml lies in the workspace: they trust it (see fakes.trust)."""
+    trust_every_config(monkeypatch)
 
 
 def _file(tmp_path: Path, text: str) -> Path:
@@ -40,12 +39,12 @@ def test_a_data_dir_set_only_in_the_file_is_used_by_secrets_chat_and_trace(
     stored = runner.invoke(app, ["secrets", "set", "API", "--from-env", "MY_VALUE", "-c", config])
     listed = runner.invoke(app, ["secrets", "list", "--config", config])
     chat = runner.invoke(app, ["chat", "list my secrets", "--config", config])
-    traces = runner.invoke(app, ["trace", "list", "--config", config])
+    traces = runner.invoke(app, ["trace", "list", "--json", "--config", config])
 
     assert stored.exit_code == 0, stored.output
     assert "API" in listed.output
     assert "{{secret:API}}" in chat.output  # chat reads the vault secrets set wrote
-    assert "secrets_list" in unwrapped(traces.output) or "vault" in traces.output
+    assert "vault" in json.loads(traces.output)[0]["path"]  # the turn chat traced
     assert {p.name for p in (tmp_path / "chosen").iterdir()} >= {"vault.db", "traces.db"}
     assert not (tmp_path / "default-home").exists()
 

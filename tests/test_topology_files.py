@@ -144,7 +144,8 @@ def test_yaml_topology_path_builds_the_agent_tree(tmp_path: Path) -> None:
 
     root = troupe.build_agent_tree(troupe.Config(tools=tools, model="offline", topology=path))
 
-    assert [a.name for a in root.sub_agents] == ["painter", "composer", "critic"]
+    # troupe's planner joins a team that has none, for requests of several steps.
+    assert [a.name for a in root.sub_agents] == ["painter", "composer", "critic", "planner"]
     assert isinstance(root.instruction, str)
     assert "### painter" in root.instruction
 

@@ -47,6 +47,8 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from troupe_bench.results import write_json
+
 RESULTS = Path("bench/results")
 START_TIMEOUT_S = 120.0
 MAX_NEW_TOKENS = 256
@@ -242,7 +244,7 @@ def main(argv: list[str]) -> int:
         "max_new_tokens": MAX_NEW_TOKENS if args.server_bin else None,
         "rows": rows,
     }
-    (RESULTS / "local_llm.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_json(summary, RESULTS / "local_llm.json")
     return 0
 
 

@@ -27,6 +27,8 @@ from troupe.evaluation.dataset import RoutingCase, load_cases
 from troupe.routing.calibration import DIRECT, calibrate, choose
 from troupe.routing.router import GREETINGS, OPEN_QUESTIONS, RouteDecision, Router, split_clauses
 
+from .results import write_json
+
 CACHE = Path(".cache") / "bench-packages"
 """Where the bench-only virtual environments live (git ignores ``.cache``)."""
 INSTALL_TIMEOUT_S = 900
@@ -230,8 +232,7 @@ async def run_encoder_bench(out: Path, cache: Path = CACHE) -> dict[str, Any]:
             }
         )
     result = {"requests": len(cases), "texts_encoded": len(texts), "encoders": rows}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(result, out)
     return result
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 
 from google.adk.models.base_llm import BaseLlm
@@ -40,6 +40,7 @@ from typing_extensions import override
 
 from troupe.models.offline import OfflineModel, latest_request
 from troupe.models.resilient import TransientModelError
+from troupe.models.team_view import TeamRoute, serve_team
 from troupe.prompts import REJECT_FORMAT, TRANSFER_ARG, TRANSFER_TOOL
 
 # Names a model might invent for each role; all resolve to the role.
@@ -96,24 +97,50 @@ class TurnFaults:
     """The missing agent a persistent model keeps naming, once it started."""
 
 
+@dataclass
+class _Run:
+    """What every agent's view of one FaultyModel shares: the turn under way."""
+
+    key: int = 0
+    turn: TurnFaults = field(default_factory=TurnFaults)
+
+
 class FaultyModel(BaseLlm):
-    """The offline model with injected faults; see the module docstring."""
+    """The offline model with injected faults; see the module docstring.
+
+    It is team-aware the way any wrapper can be: told which agent of which team
+    it serves (:class:`~troupe.models.team_view.TeamAware`), it passes that on
+    to the stand-in it wraps and returns a view of itself around the answer.
+    Every view shares the turn under way, so faults are counted per turn
+    whichever agent's call they hit.
+    """
 
     model: str = "offline+faults"
     rates: FaultRates = FaultRates()
     seed: int = 7
-    _inner: OfflineModel = PrivateAttr(default_factory=OfflineModel)
-    _turn_key: int = PrivateAttr(default=0)
-    _turn: TurnFaults = PrivateAttr(default_factory=TurnFaults)
+    _inner: BaseLlm = PrivateAttr(default_factory=OfflineModel)
+    _run: _Run = PrivateAttr(default_factory=_Run)
+
+    def serving(self, agent: str, team: Sequence[TeamRoute]) -> FaultyModel:
+        """This model as ``agent`` of ``team``: the wrapped stand-in is told, and
+        the view shares this model's turn."""
+        view = self.model_copy()
+        view._inner = serve_team(self._inner, agent, team)
+        view._run = self._run
+        return view
+
+    @property
+    def _turn(self) -> TurnFaults:
+        return self._run.turn
 
     def begin_turn(self, key: int) -> TurnFaults:
         """Start a turn; the same key and seed inject the same faults in the same calls."""
-        self._turn_key = key
-        self._turn = TurnFaults()
-        return self._turn
+        self._run.key = key
+        self._run.turn = TurnFaults()
+        return self._run.turn
 
     def _rng(self) -> random.Random:
-        return random.Random(f"{self.seed}:{self._turn_key}:{self._turn.calls}")
+        return random.Random(f"{self.seed}:{self._run.key}:{self._turn.calls}")
 
     @override
     async def generate_content_async(
@@ -125,7 +152,10 @@ class FaultyModel(BaseLlm):
         if rng.random() < self.rates.transient:
             turn.injected["transient"] += 1
             raise TransientModelError(rng.choice((429, 500, 503)))
-        parts = self._perturb(self._inner.decide(llm_request), llm_request, rng)
+        inner = self._inner
+        if not isinstance(inner, OfflineModel):
+            raise TypeError(f"FaultyModel wraps troupe's offline model, not {type(inner)!r}")
+        parts = self._perturb(inner.decide(llm_request), llm_request, rng)
         yield LlmResponse(content=types.Content(role="model", parts=parts), turn_complete=True)
 
     def _perturb(

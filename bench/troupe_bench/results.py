@@ -24,8 +24,19 @@ def text_table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join([line(head), "-+-".join("-" * w for w in widths), *map(line, cells)])
 
 
-def write_json(result: dict[str, Any], out: Path) -> Path:
-    """Write ``result`` to ``out`` (indented, one trailing newline), creating its folder."""
+MEASURED = ("src/troupe", "bench", ":(exclude)bench/results")
+"""What a benchmark measures, as git paths: troupe's code and the benchmark
+kit (a result is stale once any of it changes after the commit it ran at)."""
+
+
+def write_json(result: dict[str, Any], out: Path, *, measures: tuple[str, ...] = MEASURED) -> Path:
+    """Write ``result`` to ``out`` (indented, one trailing newline), creating its
+    folder, led by the commit it was produced at (``+dirty`` when tracked files
+    differed from it) and the paths whose changes make it stale; the docs name
+    that commit wherever they quote the figures (tests/test_quoted_figures.py)."""
+    from troupe.evaluation.report import source_commit
+
+    payload = {"commit": source_commit(), "measures": list(measures), **result}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return out

@@ -8,7 +8,6 @@ from its wheel and the tokenizer from the copy LiteLLM bundles.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -27,6 +26,7 @@ from troupe.routing.router import DEFAULT_THRESHOLD, Router
 from troupe.tree import TroupeAgent, build_agent_tree
 
 from .prompt_size import TOKENIZER, _encoder
+from .results import write_json
 from .stub_tools import stub_tree
 
 INSTRUCTION_ANCHOR = 5800
@@ -296,7 +296,7 @@ async def run_router_bench(workspace: Path, out: Path) -> dict[str, Any]:
         "instruction": instruction_size(workspace),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(result, out)
     return result
 
 

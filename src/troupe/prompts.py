@@ -214,24 +214,43 @@ _HINT_LINE = "Router candidates (best first, score 0-1): "
 _HINT_ITEM = re.compile(r"(\w+) (\d+\.\d+)")
 HINT_COMPOUND = "The request has steps for different agents."
 HINT_DIRECT = "It reads like a greeting or a general question: answer it yourself."
+HINT_NOBODY = (
+    "No agent's work is named in it: if it needs a tool the team lacks, say it cannot be done here."
+)
 
 
 def router_hint(
-    candidates: Sequence[tuple[str, float]], *, compound: bool = False, direct: bool = False
+    candidates: Sequence[tuple[str, float]],
+    *,
+    compound: bool = False,
+    direct: bool = False,
+    nobody: bool = False,
 ) -> str:
     """The router's ranked candidates as a section of the orchestrator's instruction."""
     shown = ", ".join(f"{name} {score:.2f}" for name, score in candidates) or "none"
-    notes = [note for flag, note in ((compound, HINT_COMPOUND), (direct, HINT_DIRECT)) if flag]
+    flags = ((compound, HINT_COMPOUND), (direct, HINT_DIRECT), (nobody, HINT_NOBODY))
+    notes = [note for flag, note in flags if flag]
     return f"{ROUTER_HINT_HEADING}\n{_HINT_LINE}{shown}." + "".join(f" {n}" for n in notes)
+
+
+def _hint_line(system: str) -> str:
+    _, found, rest = system.partition(ROUTER_HINT_HEADING)
+    line = rest.strip().splitlines()[0] if found and rest.strip() else ""
+    return line if line.startswith(_HINT_LINE) else ""
 
 
 def router_candidates(system: str) -> list[tuple[str, float]] | None:
     """The candidates of the router hint in ``system``, best first; empty when
-    the hint says to answer directly, None when there is no hint."""
-    _, found, rest = system.partition(ROUTER_HINT_HEADING)
-    line = rest.strip().splitlines()[0] if found and rest.strip() else ""
-    if not line.startswith(_HINT_LINE):
+    the hint says to answer directly or that no agent does this, None when
+    there is no hint."""
+    line = _hint_line(system)
+    if not line:
         return None
-    if HINT_DIRECT in line:
+    if HINT_DIRECT in line or HINT_NOBODY in line:
         return []
     return [(m.group(1), float(m.group(2))) for m in _HINT_ITEM.finditer(line[len(_HINT_LINE) :])]
+
+
+def router_says_nobody(system: str) -> bool:
+    """True when the router hint in ``system`` says no agent's work is named."""
+    return HINT_NOBODY in _hint_line(system)

@@ -68,7 +68,16 @@ from .stores.lock_limits import (
     DEFAULT_WAIT_S,
     LockLimits,
 )
-from .workspace_config import distrust, lies_inside, trusted_by_flag, warn_ignored
+from .trust_store import TrustStore
+from .workspace_config import (
+    CONFIG_NAME,
+    TIGHTEN_ONLY,
+    distrust,
+    lies_inside,
+    warn_changed,
+    warn_flag_retired,
+    warn_untrusted,
+)
 from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
@@ -294,12 +303,36 @@ class Settings(TeamOptions):
     )
 
     _data_dir_named: bool = PrivateAttr(default=False)
+    _config_file: Path | None = PrivateAttr(default=None)
     _environ: Mapping[str, str] = PrivateAttr(default_factory=dict)
 
     @property
     def environ(self) -> Mapping[str, str]:
         """The environment :func:`load_settings` read, once (empty for ``Settings()``)."""
         return self._environ
+
+    @property
+    def config_file(self) -> Path | None:
+        """The config file these settings read (named, or ``./troupe.yaml`` found), if any."""
+        return self._config_file
+
+    @property
+    def config_files(self) -> tuple[Path, ...]:
+        """Every file troupe reads as configuration: the config file and a topology file.
+
+        Inside the workspace they are read-only to every tool and command
+        (see :func:`troupe.builtins.builtin_tools`); the vault's key file is hidden.
+        """
+        found = [self._config_file] if self._config_file is not None else []
+        if self.topology.endswith((".yaml", ".yml")):
+            found.append(Path(self.topology))
+        return tuple(path.expanduser().absolute() for path in found)
+
+    @property
+    def key_files(self) -> tuple[Path, ...]:
+        """The vault's key file when one is set (hidden from every tool and command)."""
+        key = self.vault.key_file
+        return (key.expanduser().absolute(),) if key is not None else ()
 
     @property
     def chromium(self) -> str | None:
@@ -344,6 +377,8 @@ class Settings(TeamOptions):
 
     def model_post_init(self, context: Any, /) -> None:
         self._data_dir_named = "data_dir" in self.model_fields_set
+        if isinstance(context, dict) and isinstance(context.get("config_file"), Path):
+            self._config_file = context["config_file"]
         if isinstance(context, dict) and isinstance(context.get("environ"), Mapping):
             self._environ = MappingProxyType(dict(context["environ"]))
             if not self._data_dir_named:
@@ -401,6 +436,7 @@ class Settings(TeamOptions):
                 vault_key_file=self.vault.key_file,
                 environ=self._environ,
                 chromium=self.chromium,
+                config_files=self.config_files,
             )
             if self.builtin_tools
             else []
@@ -417,7 +453,11 @@ class Settings(TeamOptions):
                 "remote_agents": build_remote_agents(self.remote_agents, self._environ),
                 "mcp_servers": [
                     entry.to_server(
-                        workspace=self.workspace, data_dir=self.data_dir, environ=self._environ
+                        workspace=self.workspace,
+                        data_dir=self.data_dir,
+                        environ=self._environ,
+                        config_files=self.config_files,
+                        hidden_files=self.key_files,
                     )
                     for entry in self.mcp_servers
                 ],
@@ -449,27 +489,31 @@ def load_settings(
     config_path: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     trust_workspace_config: bool | None = None,
+    discover: bool = True,
     **cli: Any,
 ) -> Settings:
     """The settings from the CLI options in ``cli``, ``TROUPE_*``, the file and the defaults.
 
     ``cli`` takes any :class:`Settings` field; a None value means "not given".
-    The file is ``config_path`` or TROUPE_CONFIG. A file inside the workspace
-    sets only the fields :mod:`troupe.workspace_config` trusts, unless
-    ``trust_workspace_config`` (default: ``TROUPE_TRUST_WORKSPACE_CONFIG``) says so.
+    The file is ``config_path``, else TROUPE_CONFIG, else (with ``discover``)
+    ``troupe.yaml`` in the current directory. A file nobody vouched for (see
+    :mod:`troupe.workspace_config`) sets only the fields that module allows,
+    unless ``trust_workspace_config`` (a library caller's own say) trusts it.
 
     Raises:
         ConfigError: naming each bad value and the layer it came from.
     """
     env = MappingProxyType(dict(os.environ if environ is None else environ))
-    path = config_path or env.get(CONFIG_ENV)
+    warn_flag_retired(env)
+    named = config_path or env.get(CONFIG_ENV)
+    file = Path(named) if named else (_discovered() if discover else None)
     layers: list[tuple[str, dict[str, Any]]] = []
-    if path:
-        trusted = trusted_by_flag(env) if trust_workspace_config is None else trust_workspace_config
-        layer = _file_layer(Path(path))
-        if not trusted:
-            layer = _as_the_workspace_s(Path(path), layer, cli.get("workspace"), env)
-        layers.append((f"config file {str(path)!r}", layer))
+    if file is not None:
+        content = _config_bytes(file)
+        layer = _file_layer(file, content)
+        if not trust_workspace_config:
+            layer = _as_trusted(file, content, layer, named=bool(named), cli=cli, env=env)
+        layers.append((f"config file {str(file)!r}", layer))
     layers.extend(
         (f"environment variable {ENV_PREFIX}{k.upper()}", {k: v})
         for k, v in _env_layer(env).items()
@@ -490,7 +534,7 @@ def load_settings(
             merged[key] = value
             source[name] = where
     try:
-        settings = Settings.model_validate(merged, context={"environ": env})
+        settings = Settings.model_validate(merged, context={"environ": env, "config_file": file})
     except ValidationError as exc:
         problems = [
             f"field {name!r}: {said} (from {source.get(_field_name(name.split('.')[0]))})"
@@ -504,6 +548,38 @@ def load_settings(
     if settings.remote_agents:
         settings.config  # noqa: B018 - names, tokens and the A2A SDK are checked up front
     return settings
+
+
+def trust_store(
+    data_dir: str | Path | None, environ: Mapping[str, str] | None = None
+) -> TrustStore:
+    """Where the trust records live: ``data_dir`` (``--data-dir``), else
+    TROUPE_DATA_DIR (in ``environ``, default: this process's environment), else the
+    default data directory; never a config file's ``data_dir``, which the file's own
+    trust would decide."""
+    env = os.environ if environ is None else environ
+    return TrustStore(Path(data_dir) if data_dir else default_data_dir(env))
+
+
+def needs_trust(file: Path, content: bytes) -> list[str]:
+    """The fields of ``content`` (the bytes of the config file ``file``) that apply
+    only when the file is trusted."""
+    out = distrust(_file_layer(file, content), field_of=_field_name, defaults=_tighten_defaults())
+    return [name for name, _ in out.ignored]
+
+
+def _discovered() -> Path | None:
+    """``troupe.yaml`` in the current directory, when it is a file."""
+    found = Path(CONFIG_NAME)
+    return found if found.is_file() else None
+
+
+def _config_bytes(file: Path) -> bytes:
+    """The config file's bytes, read once: what is checked against its trust is what applies."""
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {str(file)!r}: {exc.strerror}.") from None
 
 
 def load_config(path: str | Path, *, workspace: str | Path | None = None) -> Config:
@@ -532,10 +608,15 @@ def _alias(name: str) -> str:
     return field.alias if field is not None and field.alias else name
 
 
-def _file_layer(file: Path) -> dict[str, Any]:
-    """The file's mapping, with ``agent.*`` lifted to the top and paths made absolute."""
+def _file_layer(file: Path, content: bytes | None = None) -> dict[str, Any]:
+    """The file's mapping (``content`` when read already), with ``agent.*`` lifted to
+    the top and paths made absolute."""
     raw = read_mapping(
-        file, "config file", "a mapping of settings (`key: value` lines)", empty_ok=True
+        file,
+        "config file",
+        "a mapping of settings (`key: value` lines)",
+        empty_ok=True,
+        content=content,
     )
     agent = raw.pop("agent", None)
     if agent is not None:
@@ -570,6 +651,8 @@ def _file_layer(file: Path) -> dict[str, Any]:
         raw["topology"] = str((file.parent / Path(topology).expanduser()).resolve())
     if isinstance(raw.get("data_dir"), str):
         raw["data_dir"] = file.parent / Path(raw["data_dir"]).expanduser()
+    if isinstance(raw.get("mcp_servers"), list):
+        raw["mcp_servers"] = [_beside(file, entry) for entry in raw["mcp_servers"]]
     # YAML reads 1e23 as text; a number-valued field gets it as the number it reads as.
     return {
         key: _scalar(value)
@@ -579,23 +662,83 @@ def _file_layer(file: Path) -> dict[str, Any]:
     }
 
 
-def _as_the_workspace_s(
-    file: Path, layer: dict[str, Any], workspace: Any, env: Mapping[str, str]
+def _beside(file: Path, entry: Any) -> Any:
+    """An ``mcp_servers`` entry with the relative paths of its command line that
+    name files next to ``file`` made absolute: a server started from another
+    folder (or in the jail, whose working folder is the workspace) finds its
+    script, as a relative topology path is read from beside the file."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return entry
+
+    def absolute(part: Any) -> Any:
+        if not isinstance(part, str) or part.startswith("-") or Path(part).is_absolute():
+            return part
+        if "/" not in part and not Path(part).suffix:
+            return part  # a program on PATH or a plain word, not a file
+        beside = file.parent / Path(part).expanduser()
+        return str(beside.resolve()) if beside.exists() else part
+
+    found = dict(entry)
+    found["command"] = absolute(entry["command"])
+    if isinstance(entry.get("args"), list):
+        found["args"] = [absolute(arg) for arg in entry["args"]]
+    return found
+
+
+def _as_trusted(
+    file: Path,
+    content: bytes,
+    layer: dict[str, Any],
+    *,
+    named: bool,
+    cli: Mapping[str, Any],
+    env: Mapping[str, str],
 ) -> dict[str, Any]:
-    """``layer`` as a workspace's file may set it, when ``file`` lies in the workspace
-    (the one the options or environment give, else the current directory, or the one
-    the file itself names)."""
-    given = workspace or env.get(f"{ENV_PREFIX}WORKSPACE") or Path.cwd()
+    """``layer`` whole when the person vouched for ``file``, else as an untrusted
+    file may set it (:mod:`troupe.workspace_config`), with a line per field left out.
+
+    The person vouched for it when ``troupe trust`` recorded exactly ``content``,
+    or when they named it (``--config``, TROUPE_CONFIG) and it lies outside the
+    workspace (the one the options or environment give, else the current
+    directory, or the one the file itself names).
+    """
+    given = cli.get("workspace") or env.get(f"{ENV_PREFIX}WORKSPACE") or Path.cwd()
     roots = [Path(given)]
     if isinstance(layer.get("workspace"), str | Path):
         roots.append(Path(layer["workspace"]))
     inside = lies_inside(file, roots)
-    if inside is None:
+    if named and inside is None:
         return layer
-    kept, dropped = distrust(layer, field_of=_field_name)
-    if dropped:
-        warn_ignored(file, inside, dropped)
-    return kept
+    check = trust_store(cli.get("data_dir"), env).check(file, content)
+    if check.trusted:
+        return layer
+    shown = str(file)
+    if check.changed:
+        warn_changed(shown, check.shown_diff())
+    out = distrust(layer, field_of=_field_name, defaults=_tighten_defaults())
+    if out.ignored:
+        why = (
+            f"it lies inside the workspace {inside}, which tools and commands can write"
+            if inside is not None
+            else "it was found in the current directory, not named with --config"
+        )
+        warn_untrusted(shown, why, out.ignored)
+    return out.kept
+
+
+def _tighten_defaults() -> dict[str, Any]:
+    """The default of every limit an untrusted file may only tighten."""
+    from .builtins.operator import DEFAULT_TIMEOUT_S
+
+    found: dict[str, Any] = {}
+    for name in TIGHTEN_ONLY:
+        section, _, sub = name.partition(".")
+        if sub:
+            found[name] = ShellSection.model_fields[sub].default
+        else:
+            found[name] = Settings.model_fields[section].default
+    found["shell.timeout_s"] = DEFAULT_TIMEOUT_S
+    return found
 
 
 def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:

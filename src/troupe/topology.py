@@ -24,6 +24,9 @@ ORCHESTRATOR_NAME = "orchestrator"
 
 SINGLE_AGENT_NAME = "assistant"
 """Name of the one agent in single-agent mode."""
+PLANNER_NAME = "planner"
+"""The name of troupe's planning agent (the default team's), and of any agent
+that plans unless its ``plans`` says otherwise."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +65,20 @@ class AgentSpec:
     synonyms: tuple[str, ...] = ()
     """Other names a model may use for this agent (``executor``, ``shell``, ``browser``);
     a transfer to one of them is repaired to this agent."""
+    plans: bool | None = None
+    """This agent carries out requests of several steps: it holds its teammates
+    as tools and hands each step to the one whose work it is. None: an agent
+    named ``planner`` plans, any other does not."""
+
+    def __post_init__(self) -> None:
+        # As in a topology file: with no prefixes, the capabilities' keys are the prefixes.
+        if not self.prefixes and self.capabilities:
+            object.__setattr__(self, "prefixes", tuple(self.capabilities))
+
+    @property
+    def is_planner(self) -> bool:
+        """True when this agent plans (see :attr:`plans`)."""
+        return self.name == PLANNER_NAME if self.plans is None else self.plans
 
     def capability(self, tool_name: str) -> str | None:
         """The phrase of the longest of this agent's prefixes ``tool_name`` starts with."""
@@ -84,6 +101,14 @@ class Topology:
     in ``agents`` order (empty means ``agents`` order)."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Other spellings of agent names (``memory-manager``) mapped to the real name."""
+    planner: bool = True
+    """A team of two or more specialists none of which plans gets troupe's
+    planner (the default team's), so that a request of several steps runs step
+    by step (see :func:`with_planner`); False leaves the team as it is."""
+
+    def planning_agent(self) -> AgentSpec | None:
+        """The agent that plans, if any."""
+        return next((a for a in self.agents if a.is_planner), None)
 
     def agent_names(self) -> list[str]:
         """Names of every specialist, in tree order."""
@@ -139,6 +164,10 @@ class _AgentSpecFile(BaseModel):
     returns: str = ""
     cannot_do: list[str] = Field(default_factory=list)
     always_include: bool = False
+    plans: bool | None = Field(
+        default=None,
+        description="The agent carries out requests of several steps (default: named planner).",
+    )
 
 
 class _TopologyFile(BaseModel):
@@ -148,6 +177,10 @@ class _TopologyFile(BaseModel):
     agents: list[_AgentSpecFile] = Field(default_factory=list)
     match_order: list[str] = Field(default_factory=list)
     aliases: dict[str, str] = Field(default_factory=dict)
+    planner: bool = Field(
+        default=True,
+        description="Add troupe's planner to a team of specialists none of which plans.",
+    )
 
 
 def _field_path(loc: Sequence[int | str]) -> str:
@@ -196,11 +229,13 @@ def load_topology(path: str | Path) -> Topology:
                 returns=a.returns,
                 cannot_do=tuple(a.cannot_do),
                 always_include=a.always_include,
+                plans=a.plans,
             )
             for a in parsed.agents
         ),
         match_order=tuple(parsed.match_order),
         aliases=dict(parsed.aliases),
+        planner=parsed.planner,
     )
     validate_topology(topology, source=f"Topology file {str(file)!r}")
     return topology

@@ -25,9 +25,9 @@ from .guards.turn import Guards, GuardSettings
 from .mcp import McpPlan, place_servers, plan_servers
 from .models.bounded import BoundedModel
 from .models.keys import configured_key
-from .models.offline import OfflineModel, TeamRoute
 from .models.resilient import ModelRecovery, RetryPolicy
 from .models.resolve import ModelLike, resolve_model
+from .models.team_view import TeamRoute, serve_team
 from .routing.capabilities import capability_description, capability_list
 from .routing.fastpath import FastPath
 from .routing.instructions import (
@@ -45,7 +45,9 @@ from .tool_approval import ask_about_effect, describe_effect, effect_changed, re
 from .tool_arguments import argument_problem
 from .tools import Tool, validate_tools
 from .topology import (
+    DEFAULT_TOPOLOGY,
     ORCHESTRATOR_NAME,
+    PLANNER_NAME,
     SINGLE_AGENT_NAME,
     AgentSpec,
     Topology,
@@ -65,6 +67,8 @@ class TroupeAgent(LlmAgent):
 
     capabilities: list[str] = Field(default_factory=list)
     """What the agent's tools do, in the topology's words (``troupe tree``, the A2A card)."""
+    plans: bool = False
+    """It carries out requests of several steps, its teammates as its tools."""
 
     _troupe_guards: Guards | None = PrivateAttr(default=None)
 
@@ -205,6 +209,8 @@ def _route_entry(spec: AgentSpec, tools: Sequence[Tool], topology: Topology) -> 
         cannot_do=spec.cannot_do,
         match_phrases=spec.match_phrases,
         examples=spec.examples,
+        plans=spec.is_planner,
+        synonyms=spec.synonyms,
     )
 
 
@@ -243,8 +249,12 @@ def build_agent_tree(config: Config) -> LlmAgent:
     chosen = [
         (spec, split.by_agent[spec.name])
         for spec in topology.agents
-        if split.by_agent[spec.name] or spec.always_include or mcp.for_agent(spec.name)
+        if split.by_agent[spec.name]
+        or spec.always_include
+        or spec.is_planner
+        or mcp.for_agent(spec.name)
     ]
+    chosen += [(spec, []) for spec in _added_planner(topology, [s for s, _ in chosen])]
     remote = list(config.remote_agents)
     _check_remote_names(remote, [spec.name for spec, _ in chosen])
     # What each agent is described by: its tools plus its MCP servers' capabilities.
@@ -272,6 +282,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
                     team=entries,
                     keywords=spec.keywords,
                     topology=topology,
+                    toolsets=bool(mcp.for_agent(spec.name)),
                 ),
                 tools=[
                     *_adapt(owned, spec.name, config),
@@ -285,6 +296,7 @@ def build_agent_tree(config: Config) -> LlmAgent:
                 # guards refuse transfers the specialist's model asks for.
                 disallow_transfer_to_parent=True,
                 disallow_transfer_to_peers=not config.guards,
+                plans=spec.is_planner,
             )
         )
     _give_planner_its_team(sub_agents)
@@ -303,31 +315,47 @@ def build_agent_tree(config: Config) -> LlmAgent:
         tools=[],
         sub_agents=sub_agents,
     )
-    _tell_offline_models_the_team(root, entries)
+    team = _team_routes(entries)
+    _tell_models_the_team(root, team)
     resolver = AgentNameResolver.for_topology(topology, [a.name for a in sub_agents])
-    _attach_guards(root, config, resolver)
+    _attach_guards(root, config, resolver, team)
     if router_mode(config) == "auto":
         _attach_router(root, config, {e.name: e for e in entries})
     return root
 
 
-PLANNER_NAME = "planner"
+def _added_planner(topology: Topology, chosen: Sequence[AgentSpec]) -> list[AgentSpec]:
+    """troupe's planner, for a team of two or more specialists none of which
+    plans (unless the topology says ``planner: false`` or one is already named
+    planner): a request of several steps then runs step by step."""
+    if not topology.planner or len(chosen) < 2 or any(spec.is_planner for spec in chosen):
+        return []
+    if any(spec.name == PLANNER_NAME for spec in topology.agents):
+        return []
+    return [DEFAULT_TOPOLOGY.spec(PLANNER_NAME)]
 
 
-def _tell_offline_models_the_team(root: LlmAgent, entries: Sequence[RouteEntry]) -> None:
-    """Give each agent running the offline model its own view of the team, as data."""
-    team = [
+def _team_routes(entries: Sequence[RouteEntry]) -> list[TeamRoute]:
+    """The team as data, for models that answer as one of its agents."""
+    return [
         TeamRoute(
             name=e.name,
             keywords=(*e.keywords, *e.match_phrases),
             text=" ".join(t for t in (e.role, e.accepts) if t),
-            plans=e.name == PLANNER_NAME,
+            plans=e.plans,
+            abilities=tuple(a for a in e.capabilities.split(", ") if a),
         )
         for e in entries
     ]
+
+
+def _tell_models_the_team(root: LlmAgent, team: Sequence[TeamRoute]) -> None:
+    """Give each agent whose model is team-aware (the offline stand-in, or any
+    wrapper that forwards :meth:`~troupe.models.team_view.TeamAware.serving`)
+    its own view of the team, as data."""
     for agent in (root, *root.sub_agents):
-        if isinstance(agent, LlmAgent) and isinstance(agent.model, OfflineModel):
-            agent.model = agent.model.serving(agent.name, team)
+        if isinstance(agent, LlmAgent) and isinstance(agent.model, BaseLlm):
+            agent.model = serve_team(agent.model, agent.name, team)
 
 
 def _give_planner_its_team(agents: Sequence[BaseAgent]) -> None:
@@ -343,7 +371,7 @@ def _give_planner_its_team(agents: Sequence[BaseAgent]) -> None:
     """
     from .plan_steps import PlanStepTool
 
-    planner = next((a for a in agents if a.name == PLANNER_NAME), None)
+    planner = next((a for a in agents if getattr(a, "plans", False)), None)
     if not isinstance(planner, LlmAgent):
         return
     team = [a for a in agents if a is not planner]
@@ -389,24 +417,30 @@ def _model_key(config: Config) -> str | None:
     return configured_key(config.api_key, config.api_key_env)
 
 
-def _recovery(config: Config, model: ModelLike) -> ModelRecovery | None:
-    """The model-error callback for retries and fallback, when either is on."""
+def _recovery(config: Config, agent: LlmAgent, team: Sequence[TeamRoute]) -> ModelRecovery | None:
+    """The model-error callback for ``agent``'s retries and fallback, when either
+    is on. A retry asks the agent's own model, and a team-aware fallback (the
+    offline stand-in) answers as that agent, never as another one."""
     fallback = None
     if config.fallback_model is not None:
-        fallback = _as_llm(
-            resolve_model(
-                config.fallback_model, api_base=config.api_base, api_key=_model_key(config)
-            )
+        resolved = resolve_model(
+            config.fallback_model, api_base=config.api_base, api_key=_model_key(config)
         )
+        fallback = _as_llm(serve_team(_as_llm(resolved), agent.name, team))
     if config.model_retries <= 0 and fallback is None:
         return None
     policy = RetryPolicy(
         retries=max(0, config.model_retries), base_delay=config.retry_base_delay, fallback=fallback
     )
-    return ModelRecovery(_as_llm(model), policy)
+    return ModelRecovery(_as_llm(agent.model), policy)
 
 
-def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolver) -> None:
+def _attach_guards(
+    root: TroupeAgent,
+    config: Config,
+    resolver: AgentNameResolver,
+    team: Sequence[TeamRoute] = (),
+) -> None:
     settings = GuardSettings(
         transfer_repair=config.transfer_repair,
         enforce_limits=config.guards,
@@ -419,12 +453,11 @@ def _attach_guards(root: TroupeAgent, config: Config, resolver: AgentNameResolve
     guards = Guards(settings, resolver=resolver, root_name=root.name)
     # The guards run as plugins of the App every door builds (troupe.runtime.app).
     root._troupe_guards = guards
-    recovery = _recovery(config, root.model)
-    if recovery is None:
-        return
     for agent in [root, *root.sub_agents]:
         if isinstance(agent, TroupeAgent):
-            agent.on_model_error_callback = recovery
+            recovery = _recovery(config, agent, team)
+            if recovery is not None:
+                agent.on_model_error_callback = recovery
 
 
 def _check_remote_names(remote: Sequence[BaseAgent], local: Sequence[str]) -> None:

@@ -33,6 +33,5 @@ def turn_of(value: object) -> tuple[str, str] | None:
 NOTE_AUTHOR = "troupe"
 """Author of the events troupe adds itself (not from a model)."""
 OUTCOME_KEY = "troupe_outcome"
-"""An event's ``custom_metadata`` key naming how troupe ended its turn."""
-INTERRUPTED_OUTCOME = "interrupted"
-"""The outcome of a turn whose process stopped or lost its session and that troupe closed."""
+"""An event's ``custom_metadata`` key naming how troupe ended its turn (one of the trace
+outcomes, :data:`troupe.stores.traces.OUTCOMES`)."""

@@ -10,15 +10,21 @@ import yaml
 from .errors import ConfigError
 
 
-def read_mapping(file: Path, kind: str, shape: str, *, empty_ok: bool = False) -> dict[str, Any]:
-    """The mapping in ``file``; ``kind`` names the file in errors (``config file``).
+def read_mapping(
+    file: Path, kind: str, shape: str, *, empty_ok: bool = False, content: bytes | None = None
+) -> dict[str, Any]:
+    """The mapping in ``file`` (or in ``content``, its bytes read already); ``kind``
+    names the file in errors (``config file``).
 
     Raises:
         ConfigError: the file cannot be read, is not YAML, or holds something
             other than a mapping (described by ``shape``).
     """
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+        text = (file.read_bytes() if content is None else content).decode("utf-8")
+        raw = yaml.safe_load(text)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{kind.capitalize()} {str(file)!r} is not UTF-8 text.") from None
     except OSError as exc:
         raise ConfigError(f"Cannot read {kind} {str(file)!r}: {exc.strerror}.") from None
     except yaml.YAMLError as exc:

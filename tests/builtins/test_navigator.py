@@ -12,6 +12,7 @@ import pytest
 import pytest_asyncio
 from typer.testing import CliRunner
 
+from fakes.needs import require_browser
 from fakes.web import loopback_site
 from troupe import Assistant, Config, Workspace, build_agent_tree, builtin_tools
 from troupe.builtins.browser_session import (
@@ -80,12 +81,7 @@ def site() -> Iterator[str]:
 
 
 def _require_browser() -> None:
-    reason = browser_unavailable_reason()
-    if reason is not None:
-        pytest.fail(
-            f"The navigator tests need Playwright and the system Chromium: {reason}.",
-            pytrace=False,
-        )
+    require_browser()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

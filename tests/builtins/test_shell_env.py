@@ -106,7 +106,7 @@ async def test_shell_timeout_in_the_config_file_stops_a_slow_command(
 @pytest.mark.parametrize(
     ("shell", "field", "complaint"),
     [
-        ("  deny_commands: ['(']\n", "shell.deny_commands", "'(' is not a valid regular"),
+        ("  deny_commands: ['(']\n", "shell.deny_commands", "'(' is not a regular expression RE2"),
         ("  pass_env: ['not a name']\n", "shell.pass_env", "'not a name' is not an environment"),
         ("  pass_env: [TROUPE_SECRET_KEY]\n", "shell.pass_env", "vault key"),
         ("  timeout_s: 0\n", "shell.timeout_s", "greater than 0"),

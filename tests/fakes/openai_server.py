@@ -76,6 +76,12 @@ class FakeOpenAI:
     authorizations: list[str | None] = field(default_factory=list)
     """The Authorization header of each request (None when absent)."""
     port: int = 0
+    models: list[str] | None = None
+    """What ``GET /v1/models`` lists (None: the route is absent, 404)."""
+    props: dict[str, Any] | None = None
+    """What llama.cpp's ``GET /props`` answers (None: absent, 404)."""
+    probes: list[tuple[str, str | None]] = field(default_factory=list)
+    """Each GET (path, Authorization header): troupe's setup check, not chat requests."""
 
     @property
     def api_base(self) -> str:
@@ -143,6 +149,17 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(status, payload)
 
+        def do_GET(self) -> None:
+            fake.probes.append((self.path, self.headers.get("Authorization")))
+            path = self.path.rstrip("/")
+            if path == "/v1/models" and fake.models is not None:
+                listed = [{"id": name, "object": "model"} for name in fake.models]
+                self._send(200, {"object": "list", "data": listed})
+            elif path == "/props" and fake.props is not None:
+                self._send(200, fake.props)
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+
         def _stream(self, payload: dict[str, Any]) -> None:
             """The completion as server-sent chunks, the text a word at a time."""
             self.send_response(200)
@@ -176,9 +193,14 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(replies: list[dict[str, Any]]) -> Iterator[FakeOpenAI]:
+def serve(
+    replies: list[dict[str, Any]],
+    *,
+    models: list[str] | None = None,
+    props: dict[str, Any] | None = None,
+) -> Iterator[FakeOpenAI]:
     """Run the fake server on a free port of 127.0.0.1 until the block ends."""
-    fake = FakeOpenAI(replies=replies)
+    fake = FakeOpenAI(replies=replies, models=models, props=props)
     server = _QuietServer(("127.0.0.1", 0), _handler(fake))
     fake.port = server.server_address[1]
     thread = threading.Thread(

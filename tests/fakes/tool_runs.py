@@ -18,7 +18,7 @@ from google.adk.events.event import Event
 from google.adk.sessions.base_session_service import BaseSessionService
 
 from troupe import Assistant, Config, Tool, build_agent_tree
-from troupe.mcp import McpServer, close_toolsets
+from troupe.mcp import McpServer, approve_unjailed_start, close_toolsets, waiting_for_approval
 from troupe.routing.partition import owner_of
 from troupe.runtime.approvals import ApprovalPolicy, AskUser, run_with_approvals
 from troupe.settings import Settings
@@ -107,9 +107,16 @@ async def call_server_tool(
     *,
     policy: ApprovalPolicy = "auto",
 ) -> ToolRun:
-    """Call ``tool`` of the MCP ``server`` (placed with ``agent``) through the runner."""
+    """Call ``tool`` of the MCP ``server`` (placed with ``agent``) through the runner.
+
+    Where the jail is not active the server starts only with a person's yes;
+    these calls test what holds after that yes (each call still asks first),
+    so the start is approved here (tests/security/test_mcp_start.py covers
+    the server nobody allowed to start)."""
     model = _one_call(agent, tool, args)
     root = build_agent_tree(Config(model=model, mcp_servers=[server]))
+    for toolset in waiting_for_approval(root):
+        approve_unjailed_start(toolset)
     try:
         events = [
             event

@@ -18,6 +18,7 @@ from google.adk.agents import LlmAgent
 from typer.testing import CliRunner
 
 from fakes.cli import unwrapped
+from fakes.trust import trust_every_config
 from troupe import Assistant, Config
 from troupe.cli.app import app
 from troupe.cli.render import path_summary
@@ -36,10 +37,8 @@ from troupe.topology import resolve_topology
 
 @pytest.fixture(autouse=True)
 def trusted_config_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests keep their troupe.yaml in the test's folder, which is also the
-    workspace: they trust it, as a person would with --trust-workspace-config
-    (tests/security/test_workspace_config.py covers the file that is not trusted)."""
-    monkeypatch.setenv("TROUPE_TRUST_WORKSPACE_CONFIG", "1")
+    """These tests' troupe.yaml lies in the workspace: they trust it (see fakes.trust)."""
+    trust_every_config(monkeypatch)
 
 
 QUIRKY = Path(__file__).parent / "quirky_mcp_server.py"

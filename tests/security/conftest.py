@@ -16,9 +16,9 @@ import pytest
 import pytest_asyncio
 
 from fakes.containment import NO_NAMESPACES_ENV, failing_bwrap
+from fakes.needs import require_browser
 from fakes.planted import SECRET_TEXT
 from troupe import Tool, builtin_tools
-from troupe.builtins import browser_unavailable_reason
 from troupe.builtins.browser_session import BrowserSession
 from troupe.runtime.approvals import ApprovalPolicy, parse_policy
 
@@ -71,8 +71,7 @@ def tools(workspace: Path, data_dir: Path) -> list[Tool]:
 @pytest_asyncio.fixture
 async def browser() -> AsyncIterator[BrowserSession]:
     """A browser of the test's own, closed after it."""
-    if (reason := browser_unavailable_reason()) is not None:
-        pytest.fail(f"The browser tests need Playwright and Chromium: {reason}.", pytrace=False)
+    require_browser()
     session = BrowserSession()
     yield session
     await session.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fakes.containment import a_person_says_yes, jail_active
 from troupe import Assistant, Config, build_agent_tree
-from troupe.mcp import McpServer, close_toolsets
+from troupe.mcp import McpServer, approve_unjailed_start, close_toolsets, waiting_for_approval
 from troupe.runtime.approvals import ApprovalPolicy, run_with_approvals
 from troupe.testing import ScriptedModel, call
 
@@ -30,6 +30,8 @@ async def _call(
         + ["Done."] * 2
     )
     root = build_agent_tree(Config(model=model, mcp_servers=[server]))
+    for toolset in waiting_for_approval(root):  # the person said yes to its start too
+        approve_unjailed_start(toolset)
     try:
         events = [
             e

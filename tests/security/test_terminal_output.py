@@ -167,8 +167,8 @@ def test_the_approval_prompt_shows_the_exact_command_escaped(pty_chat: PtyChat) 
 
 def test_trace_list_and_show_show_the_turn_escaped(pty_chat: PtyChat) -> None:
     listed = _troupe(pty_chat, "trace", "list")
-    # The question's trace, then the approval answer's, which holds the reply.
-    shown = b"".join(_troupe(pty_chat, "trace", "show", id) for id in _trace_ids(listed))
+    # The question's trace (the turn resumed by the approval is the same trace).
+    shown = b"".join(_troupe(pty_chat, "trace", "show", id) for id in _trace_ids(pty_chat))
 
     for output in (listed, shown):
         assert raw_escapes(output) == [], output
@@ -183,19 +183,18 @@ def _troupe(chat: PtyChat, *args: str) -> bytes:
     return subprocess.run(command, env=chat.env, capture_output=True, check=True).stdout
 
 
-def _trace_ids(listed: bytes) -> list[str]:
-    """The ids in ``troupe trace list``'s table, the question's first."""
-    rows = [line.strip("│┃| ").split("│") for line in listed.decode("utf-8").splitlines()]
-    ids = [row[0].strip() for row in rows if len(row) > 3 and row[0].strip().isalnum()]
-    question = [row[0].strip() for row in rows if len(row) > 3 and "USER" in row[3]]
-    assert question, listed
-    return [*question, *(i for i in ids if i not in question and i != "id")]
+def _trace_ids(chat: PtyChat) -> list[str]:
+    """The ids ``troupe trace list --json`` gives, the question's first."""
+    traces = json.loads(_troupe(chat, "trace", "list", "--json"))
+    question = [t["id"] for t in traces if "USER" in t["request"]]
+    assert question, traces
+    return [*question, *(t["id"] for t in traces if t["id"] not in question)]
 
 
 def test_trace_show_and_list_json_are_exact_json_with_the_escapes_json_escaped(
     pty_chat: PtyChat,
 ) -> None:
-    question = _trace_ids(_troupe(pty_chat, "trace", "list"))[0]
+    question = _trace_ids(pty_chat)[0]
 
     raw = _troupe(pty_chat, "trace", "show", "--json", question)
     listed = _troupe(pty_chat, "trace", "list", "--json")
@@ -248,6 +247,8 @@ def test_an_mcp_tool_description_in_troupe_tree_is_shown_escaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "400")
+    # Where the jail is missing the server starts only on a person's yes: given here.
+    monkeypatch.setattr("troupe.cli.app.approve_unjailed_server", lambda server: True)
     config = tmp_path / "troupe.yaml"
     entry = {"name": "loud", "command": sys.executable, "args": [FAKE_SERVER, "--escapes"]}
     config.write_text(
@@ -306,6 +307,6 @@ def test_the_warning_about_a_workspace_config_file_shows_its_path_escaped(
         check=True,
     )
 
-    assert b"ignored its api_base" in result.stderr, result.stderr
+    assert b"api_base ignored: requests go to" in result.stderr, result.stderr
     assert raw_escapes(result.stderr) == []
     assert shown_escaped(result.stderr, (f"repo{visible(CLIPBOARD_NAME)}",)) == []

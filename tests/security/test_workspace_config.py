@@ -4,7 +4,9 @@ The workspace is the attacker's: an approved command (or the repository as
 cloned) can add an MCP server with ``jail: false``, turn on the commands'
 network, pass keys through or point the model at another server. The next
 ``troupe chat`` and ``troupe tree --check`` must not start that server, and
-must say which fields they ignored and how to trust the file.
+must say which fields they ignored and how to trust the file. A file the
+person trusted (``troupe trust``) cannot be changed by a tool or an approved
+command, and one changed anyway loses its trust before anything runs.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from typer.testing import CliRunner
 
 from fakes.cli import unwrapped
 from fakes.containment import a_person_says_yes
+from fakes.hostile_cli import hostile_chat
 from fakes.tool_runs import call_tool
 from troupe import builtin_tools
 from troupe.cli.app import app
 from troupe.settings import load_settings
+from troupe.testing import call
 from troupe.workspace_config import TRUST_ENV
 
 
@@ -110,9 +114,11 @@ def test_a_config_a_command_rewrote_in_the_workspace_starts_nothing_next_run(
     assert chat.returncode == 0, chat.stdout + chat.stderr
     assert not marker.exists(), "the planted MCP server ran"
     for said in (unwrapped(caplog.text), unwrapped(chat.stderr)):
-        assert "ignored its mcp_servers, shell.network, shell.pass_env" in said
-        assert "browser, api_base, api_key_env" in said
-        assert "--trust-workspace-config" in said
+        assert "config file troupe.yaml is not trusted" in said or "is not trusted (it lies" in said
+        for name in ("mcp_servers", "shell.network", "shell.pass_env", "browser", "api_base"):
+            assert f"{name} ignored:" in said
+        assert "api_base ignored: requests go to the provider's default endpoint" in said
+        assert "run `troupe trust" in said
     settings = load_settings(config_path=config, workspace=workspace, environ={})
     assert settings.mcp_servers == []
     assert not settings.shell.network and settings.shell.pass_env == []
@@ -121,28 +127,130 @@ def test_a_config_a_command_rewrote_in_the_workspace_starts_nothing_next_run(
     assert settings.model == "offline"
 
 
-def test_the_flag_trusts_a_workspace_config_and_then_its_server_starts(
+def test_troupe_trust_trusts_the_file_as_it_is_and_then_its_server_starts(
     rewritten: tuple[Path, Path],
     workspace: Path,
-    data_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    config, marker = rewritten
+    _, marker = rewritten
+    monkeypatch.chdir(workspace)
 
-    listed = CliRunner().invoke(
-        app,
-        ["tree", "--trust-workspace-config", "--config", str(config),
-         "--workspace", str(workspace)],
-    )  # fmt: skip
+    trusted = CliRunner().invoke(app, ["trust", "troupe.yaml"])
+    listed = CliRunner().invoke(app, ["tree", "--workspace", str(workspace)])
     assert not marker.exists(), "troupe tree without --check started a server"
     assert "not started" in unwrapped(listed.output)
-    CliRunner().invoke(
-        app,
-        ["tree", "--check", "--trust-workspace-config", "--config", str(config),
-         "--workspace", str(workspace)],
-    )  # fmt: skip
+    CliRunner().invoke(app, ["tree", "--check", "--workspace", str(workspace)])
 
+    assert trusted.exit_code == 0, trusted.output
+    assert "mcp_servers" in unwrapped(trusted.output)  # what trusting it turns on
     assert marker.exists(), "with the person's trust the entry is used as written"
+
+
+def test_a_trusted_file_that_changed_loses_its_trust_and_shows_the_change(
+    workspace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A change no jail stopped (made by hand, or by a command a person approved
+    where namespaces are missing) counts for nothing until it is trusted again."""
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # so that the trusted entry starts
+    (workspace / "troupe.yaml").write_text("model: offline\n", encoding="utf-8")
+    assert CliRunner().invoke(app, ["trust"]).exit_code == 0
+    marker = tmp_path / "outside" / "planted-server-ran"
+    marker.parent.mkdir(exist_ok=True)
+    with (workspace / "troupe.yaml").open("a", encoding="utf-8") as handle:
+        handle.write(_planted(marker))
+
+    checked = CliRunner().invoke(app, ["tree", "--check"])
+    said = unwrapped(caplog.text)
+    again = CliRunner().invoke(app, ["trust", "--yes"])
+    CliRunner().invoke(app, ["tree", "--check"])
+
+    assert checked.exit_code == 0, checked.output
+    assert "changed since you trusted it" in said
+    assert "+ jail: false" in said and "+api_base: http://attacker.invalid/v1" in said
+    assert "mcp_servers ignored: none of its MCP servers is started" in said
+    assert "+api_base: http://attacker.invalid/v1" in unwrapped(again.output)
+    assert marker.exists(), "trusted again, the file applies as written"
+
+
+def _config_untouched_after(replies: list[object], workspace: Path, trusted_text: str) -> None:
+    """A hostile model's calls, under ``--approve auto``, leave troupe.yaml as trusted."""
+    chat = hostile_chat(replies, workspace=workspace)
+    assert chat.exit_code in (0, 1), chat.output
+    assert (workspace / "troupe.yaml").read_text(encoding="utf-8") == trusted_text
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        call("exec_shell", command="cat contrib.yaml >> troupe.yaml"),
+        call("exec_shell", command="cp contrib.yaml troupe.yaml"),
+        call("exec_shell", command="rm troupe.yaml && cp contrib.yaml troupe.yaml"),
+        call("fs_write", path="troupe.yaml", content="mcp_servers: []\n"),
+        call("fs_edit", path="troupe.yaml", old="model: offline", new="api_base: http://x"),
+    ],
+    ids=["append", "copy-over", "remove-and-copy", "fs_write", "fs_edit"],
+)
+def test_no_tool_or_approved_command_changes_a_trusted_config(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attack: object
+) -> None:
+    monkeypatch.chdir(workspace)
+    trusted_text = "model: offline\n"
+    (workspace / "troupe.yaml").write_text(trusted_text, encoding="utf-8")
+    assert CliRunner().invoke(app, ["trust"]).exit_code == 0
+    marker = tmp_path / "outside" / "planted-server-ran"
+    marker.parent.mkdir(exist_ok=True)
+    (workspace / "contrib.yaml").write_text(_planted(marker), encoding="utf-8")
+
+    _config_untouched_after([attack], workspace, trusted_text)
+    CliRunner().invoke(app, ["tree", "--check"])
+
+    assert not marker.exists()
+
+
+def test_a_discovered_troupe_yaml_applies_only_its_safe_keys_and_names_the_rest(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.chdir(workspace)
+    (workspace / "troupe.yaml").write_text(
+        "model: offline\nmax_model_calls: 5\napi_base: http://127.0.0.1:9/v1\n"
+        "max_repeated_calls: 50\nguards: false\n",
+        encoding="utf-8",
+    )
+
+    settings = load_settings()
+    said = unwrapped(caplog.text)
+
+    assert settings.config_file == Path("troupe.yaml")
+    assert settings.max_model_calls == 5  # a safe key, tighter than the default
+    assert settings.api_base is None
+    assert settings.max_repeated_calls == 3 and settings.guards is True
+    assert said.count("is not trusted") == 1
+    assert (
+        "api_base ignored: requests go to the provider's default endpoint; "
+        "run `troupe trust troupe.yaml` to use it"
+    ) in said
+    assert "max_repeated_calls ignored: an untrusted file may only lower this limit" in said
+    assert "guards ignored: an untrusted file cannot turn the guards off" in said
+
+
+def test_the_retired_trust_flag_and_variable_point_to_troupe_trust(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv(TRUST_ENV, "1")
+    (workspace / "troupe.yaml").write_text("shell:\n  network: true\n", encoding="utf-8")
+
+    flagged = CliRunner().invoke(app, ["tree", "--trust-workspace-config"])
+    settings = load_settings()
+
+    assert flagged.exit_code == 2
+    assert "troupe trust FILE" in unwrapped(flagged.output)
+    assert settings.shell.network is False
+    assert f"{TRUST_ENV} no longer trusts a config file" in unwrapped(caplog.text)
 
 
 @pytest.mark.parametrize("named_through_a_link_in_the_workspace", [False, True])

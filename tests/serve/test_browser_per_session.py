@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from fakes.needs import require_browser
 from fakes.web import loopback_site
 from troupe import Assistant, Config, Workspace, build_agent_tree
 from troupe.builtins.browser_session import (
     BrowserSession,
-    browser_unavailable_reason,
     shared_browser,
 )
 from troupe.builtins.navigator import navigator_tools
@@ -52,9 +52,7 @@ class _Pages(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    reason = browser_unavailable_reason()
-    if reason is not None:
-        pytest.fail(f"These tests need Playwright and the system Chromium: {reason}.")
+    require_browser()
     with loopback_site(_Pages) as url:
         yield url
 

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from troupe_servers import TEST_VAULT_KEY, troupe_env
 
+from fakes.needs import POSTGRES_FIX, can_start_postgres, missing
+
 pytestmark = pytest.mark.serve
 
 POSTGRES_ENV = "TROUPE_TEST_POSTGRES_URL"
@@ -26,6 +28,8 @@ def test_two_replicas_on_one_postgres_store_every_acknowledged_turn_once(tmp_pat
            "--out", str(out)]  # fmt: skip
     if os.environ.get(POSTGRES_ENV):  # CI's server; otherwise the bench starts its own
         cmd += ["--session-store", os.environ[POSTGRES_ENV]]
+    elif not can_start_postgres():
+        missing("PostgreSQL for bench/replicas.py (no TROUPE_TEST_POSTGRES_URL)", POSTGRES_FIX)
     result = subprocess.run(
         cmd, env=troupe_env(tmp_path / "data"), capture_output=True, text=True, timeout=300
     )

@@ -29,7 +29,8 @@ def _chat(cli: CliRunner, workspace: Path, session: str, text: str) -> None:
 def _show(cli: CliRunner, session: str) -> list[dict[str, object]]:
     result = cli.invoke(app, ["sessions", "show", session, "--json"])
     assert result.exit_code == 0, result.output
-    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    lines: list[dict[str, object]] = json.loads(result.stdout)  # one JSON array
+    return lines
 
 
 def test_chat_with_a_session_id_resumes_the_stored_conversation(
@@ -68,7 +69,7 @@ def test_sessions_list_names_each_stored_session(cli: CliRunner, workspace: Path
     _chat(cli, workspace, session, "hello")
     result = cli.invoke(app, ["sessions", "list", "--json"])
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    rows = json.loads(result.stdout)  # one JSON array
     mine = [row for row in rows if row["id"] == session]
     assert mine and mine[0]["user"] == "user" and mine[0]["events"] >= 2
 
@@ -102,5 +103,5 @@ def test_sessions_list_limit_keeps_the_most_recently_active(
     _chat(cli, workspace, newer, "hello")
     result = cli.invoke(app, ["sessions", "list", "--limit", "1", "--json"])
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    rows = json.loads(result.stdout)  # one JSON array
     assert [row["id"] for row in rows] == [newer]

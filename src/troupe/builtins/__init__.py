@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..environment import process_environ
 from ..errors import ConfigError
-from ..sandbox.private import protected_paths
+from ..sandbox.private import guarded_files, protected_paths
 from ..stores.knowledge import KnowledgeStore
 from ..stores.memory import MemoryStore
 from ..stores.postgres import Postgres
@@ -40,6 +40,7 @@ def builtin_tools(
     vault_key_file: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     chromium: str | None = None,
+    config_files: Sequence[str | Path] = (),
 ) -> list[Tool]:
     """Every built-in tool, confined to ``workspace`` (default: the current directory).
 
@@ -65,11 +66,20 @@ def builtin_tools(
     up in this process's environment when they are needed. ``chromium`` is the
     browser binary (``TROUPE_CHROMIUM`` for the CLI); None looks in the usual
     places and on PATH. Which tools you get never depends on the environment.
+
+    ``config_files`` are the files troupe read as configuration (the config
+    file, a topology file): inside the workspace no tool or command may change
+    them. A ``vault_key_file`` inside the workspace is hidden like the data directory.
     """
     data = resolve_data_dir(data_dir)
     root = Workspace(workspace).root
-    ws = Workspace(root, private=protected_paths(data, root))
     key_file = None if vault_key_file is None else Path(vault_key_file).expanduser()
+    read_only, hidden = guarded_files(
+        root,
+        config_files=[Path(p) for p in config_files],
+        key_files=[key_file] if key_file is not None else [],
+    )
+    ws = Workspace(root, private=[*protected_paths(data, root), *hidden], read_only=read_only)
     if database is not None and not shared_key_configured(
         key_file, process_environ() if environ is None else environ
     ):

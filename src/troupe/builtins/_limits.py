@@ -12,23 +12,31 @@ limit is set there, by ``prlimit`` just before the command. The kernel never
 applies it to uid 0, though, and as root a jailed command is still uid 0 to
 the kernel (see :mod:`troupe.sandbox.jail`), so as root each command gets a
 pids cgroup with ``pids.max`` instead (:class:`PidsGroup`), where this
-machine lets troupe make one.
+machine lets troupe make one. Where it does not (Docker's read-only
+``/sys/fs/cgroup``), a command that only reads runs its jail as the
+dedicated unprivileged uid ``nobody`` instead, where ``prlimit`` holds again
+(:func:`process_limit`); a command that writes the workspace needs troupe's
+own uid, so there no process limit can apply, and such a command is one only
+a person may approve (never ``--approve auto``), as ``troupe tree`` says.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import os
 import resource
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import ConfigError
 
 MIB = 1024 * 1024
+DEFAULT_CPU_SECONDS = 3601
+"""CPU seconds a process gets unless its runner says (the longest ``shell.timeout_s``, plus one)."""
 PROCESSES = (16, 256, 4096)
 """Lowest, default and highest ``max_processes``."""
 MEMORY_MB = (128, 4096, 65_536)
@@ -44,6 +52,9 @@ class CommandLimits:
     processes: int = PROCESSES[1]
     memory_mb: int = MEMORY_MB[1]
     open_files: int = OPEN_FILES[1]
+    cpu_seconds: int = DEFAULT_CPU_SECONDS
+    """CPU time each process may use (``RLIMIT_CPU``); the command's runner sets it
+    from its timeout, so a process that escapes the timeout's kill still stops."""
 
     def __post_init__(self) -> None:
         for setting, value, (low, _, high) in (
@@ -57,20 +68,31 @@ class CommandLimits:
                 )
 
     def rlimits(self) -> tuple[tuple[int, int], ...]:
-        """(resource, limit) pairs set before exec, soft and hard alike."""
+        """(resource, limit) pairs set before exec, soft and hard alike.
+
+        Address space and open files, CPU seconds, and the largest file a
+        process may write (``RLIMIT_FSIZE``, the memory limit: a file in the
+        jail's ``/tmp`` is RAM, and the tmpfs is sized to the same limit).
+        """
         return (
             (resource.RLIMIT_AS, self.memory_mb * MIB),
             (resource.RLIMIT_NOFILE, self.open_files),
+            (resource.RLIMIT_FSIZE, self.memory_mb * MIB),
+            (resource.RLIMIT_CPU, self.cpu_seconds),
         )
 
-    def inside(self, argv: Sequence[str], *, jailed: bool) -> list[str]:
+    def for_timeout(self, timeout_s: float) -> CommandLimits:
+        """These limits with CPU time to match a command's ``timeout_s`` (a second more)."""
+        return replace(self, cpu_seconds=math.ceil(timeout_s) + 1)
+
+    def inside(self, argv: Sequence[str], plan: ProcessLimit) -> list[str]:
         """``argv`` with the process limit set in front of it, for running in the jail.
 
-        Unchanged outside the jail (the count would be the whole user's), as
-        root (the kernel ignores it there; :class:`PidsGroup` holds instead)
-        and where ``prlimit`` is missing.
+        Only where ``plan`` holds the count by RLIMIT_NPROC (``rlimit`` or
+        ``uid``): outside the jail the count would be the whole user's, and the
+        kernel ignores it for uid 0 (:class:`PidsGroup` holds there instead).
         """
-        if not jailed or os.geteuid() == 0 or _PRLIMIT is None:
+        if plan.how not in ("rlimit", "uid") or _PRLIMIT is None:
             return list(argv)
         return [_PRLIMIT, f"--nproc={self.processes}", "--", *argv]
 
@@ -173,3 +195,104 @@ def _pids_parents() -> list[Path]:
 
 
 _serial = itertools.count()
+
+
+@dataclass(frozen=True)
+class ProcessLimit:
+    """How one command's process count is held, and as which uid its jail starts."""
+
+    how: str
+    """``rlimit`` (per-jail RLIMIT_NPROC), ``cgroup`` (a pids cgroup), ``uid`` (the
+    jail run as :data:`DEDICATED_UID`, with RLIMIT_NPROC) or ``none``."""
+    run_as: int | None = None
+    """The uid the jail is started as (``uid`` only); None keeps troupe's."""
+
+    @property
+    def holds(self) -> bool:
+        """True when the process limit applies."""
+        return self.how != "none"
+
+
+DEDICATED_UID = 65534
+"""The uid (``nobody``) a read-only command's jail runs as when troupe is root and
+no pids cgroup can be made: RLIMIT_NPROC applies to any uid but 0."""
+NO_PROCESS_LIMIT = (
+    "no process limit can apply to it here (troupe runs as root and cannot make a pids "
+    "cgroup, or prlimit is missing), so only a person may approve it"
+)
+"""Why a command is one only a person may approve, said in its approval request."""
+
+
+def process_limit(
+    *, jailed: bool, writable: bool, workspace: Path, as_uid_works: Callable[[int], bool]
+) -> ProcessLimit:
+    """How a command's processes are limited here (see the module).
+
+    ``as_uid_works(uid)`` tells whether the jail starts when run as ``uid``.
+    """
+    if os.geteuid() != 0:
+        return ProcessLimit("rlimit" if jailed and _PRLIMIT is not None else "none")
+    if pids_cgroups_work():
+        return ProcessLimit("cgroup")
+    if (
+        jailed
+        and not writable
+        and _PRLIMIT is not None
+        and reachable_by_others(workspace)
+        and as_uid_works(DEDICATED_UID)
+    ):
+        return ProcessLimit("uid", DEDICATED_UID)
+    return ProcessLimit("none")
+
+
+def describe_process_limit(
+    *, jailed: bool, workspace: Path, as_uid_works: Callable[[int], bool]
+) -> tuple[bool, str]:
+    """(holds, one line for ``troupe tree``): how commands' processes are limited here."""
+    writer = process_limit(
+        jailed=jailed, writable=True, workspace=workspace, as_uid_works=as_uid_works
+    )
+    reader = process_limit(
+        jailed=jailed, writable=False, workspace=workspace, as_uid_works=as_uid_works
+    )
+    how = {
+        "rlimit": "RLIMIT_NPROC in each command's jail",
+        "cgroup": "a pids cgroup per command",
+        "uid": f"RLIMIT_NPROC, the jail run as uid {DEDICATED_UID}",
+    }
+    if writer.holds:
+        return True, f"process limit: {how[writer.how]}"
+    said = (
+        "process limit: NONE for commands that write the workspace (troupe runs as root "
+        "and cannot make a pids cgroup here, or prlimit is missing), so each needs a "
+        "person's approval; --approve auto does not cover them"
+    )
+    if reader.holds:
+        said += f"; read-only commands: {how[reader.how]}"
+    return False, said
+
+
+def pids_cgroups_work() -> bool:
+    """True when troupe (as root) can make a pids cgroup here (tried once per process)."""
+    global _cgroups
+    if _cgroups is None:
+        group = PidsGroup.create(PROCESSES[0])
+        _cgroups = group is not None
+        if group is not None:
+            group.close()
+    return _cgroups
+
+
+_cgroups: bool | None = None
+
+
+def reachable_by_others(folder: Path) -> bool:
+    """True when a user other than its owner may enter and read ``folder`` (and every
+    folder above it may be entered), as the dedicated uid must to mount it."""
+    try:
+        target = folder.resolve()
+        if target.stat().st_mode & 0o005 != 0o005:
+            return False
+        return all(parent.stat().st_mode & 0o001 for parent in target.parents)
+    except OSError:
+        return False

@@ -130,10 +130,12 @@ async def run_process(
     argv: Sequence[str],
     mask: Callable[[str], str] | None = None,
     limits: CommandLimits | None = None,
+    run_as: int | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with exactly ``env`` (nothing inherited).
 
-    The child gets its own process group, so a timeout stops everything it started.
+    The child gets its own process group, so a timeout or a cancelled turn stops
+    everything it started, and Ctrl-C at the terminal reaches troupe, not the child.
     Output is streamed: at most ``max_output_chars`` characters per stream (in
     bytes, four times that plus a margin) are kept while the command runs, and
     the rest is drained and dropped, so troupe's memory stays flat whatever the
@@ -141,7 +143,9 @@ async def run_process(
     size, so a cut never leaves part of a secret behind. ``limits`` bounds the
     command's memory and open files (and, as root, its processes; the caller
     puts the process limit of a normal user into ``argv`` with
-    :meth:`CommandLimits.inside`).
+    :meth:`CommandLimits.inside`). ``run_as`` starts the child as that uid (and
+    its group), with no supplementary groups: troupe as root running a jail as
+    the dedicated unprivileged uid, where RLIMIT_NPROC holds.
     """
     common: dict[str, Any] = {
         "cwd": cwd,
@@ -151,23 +155,33 @@ async def run_process(
         "stdin": asyncio.subprocess.DEVNULL,
         "start_new_session": True,
     }
-    group = PidsGroup.create(limits.processes) if limits and os.geteuid() == 0 else None
+    root = os.geteuid() == 0
+    group = PidsGroup.create(limits.processes) if limits and root and run_as is None else None
     if limits is not None:
         common["preexec_fn"] = limits.in_child(group)
+    if run_as is not None:
+        common.update(user=run_as, group=run_as, extra_groups=[])
     try:
         proc = await asyncio.create_subprocess_exec(*argv, **common)
         keep = max_output_chars * 4 + _MASK_MARGIN_BYTES
         try:
-            (out, out_bytes), (err, err_bytes), _ = await asyncio.wait_for(
-                asyncio.gather(
+            # asyncio.timeout, not wait_for: a cancelled wait_for leaves the gather's
+            # CancelledError unretrieved, and asyncio prints it at the next turn.
+            async with asyncio.timeout(timeout_s):
+                (out, out_bytes), (err, err_bytes), _ = await asyncio.gather(
                     _collect(proc.stdout, keep), _collect(proc.stderr, keep), proc.wait()
-                ),
-                timeout=timeout_s,
-            )
+                )
         except TimeoutError:
             _kill_group(proc.pid)
             await proc.wait()
             return ProcessResult(None, "", "", False, True)
+        except asyncio.CancelledError:
+            # The turn was cancelled (Ctrl-C in the REPL, a client gone): the
+            # command and everything it started stop with it.
+            _kill_group(proc.pid)
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(proc.wait())
+            raise
     finally:
         if group is not None:
             group.close()

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import importlib.util
+import logging
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from ..errors import TroupeError
+from ..sandbox.browser import BrowserLaunch, confined_chromium
 from ..sandbox.egress import EgressPolicy
 from ..sandbox.egress_proxy import EgressProxy, Verdict
 
@@ -38,12 +40,13 @@ if TYPE_CHECKING:
         WebSocketRoute,
     )
 
+logger = logging.getLogger("troupe.browser")
+
 CHROMIUM_ENV = "TROUPE_CHROMIUM"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium")
 # A closed network refuses Chromium's background connections (updates, sync,
 # field trials, QUIC probes); without these flags it keeps retrying them.
 LAUNCH_ARGS = (
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
@@ -153,6 +156,7 @@ class BrowserSession:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._proxy: EgressProxy | None = None
+        self._launch: BrowserLaunch | None = None
         self._tabs: dict[Scope, _Tab] = {}
         self._busy: dict[Scope, int] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -289,18 +293,48 @@ class BrowserSession:
         # once and connects to the address it checked (no DNS rebinding).
         self._proxy = EgressProxy(lambda: self.egress)
         proxy: ProxySettings = {"server": await self._proxy.start(), "bypass": "<-loopback>"}
+        assert executable is not None  # browser_unavailable_reason found it
+        try:
+            # Never root, never a capability: in the jail, else as an unprivileged user.
+            self._launch = launch = confined_chromium(executable)
+        except RuntimeError as exc:
+            raise BrowserUnavailableError(f"The browser is unavailable: {exc}.") from None
         self._playwright = await async_playwright().start()
         try:
-            self._browser = await self._playwright.chromium.launch(
-                executable_path=executable, headless=True, args=list(LAUNCH_ARGS), proxy=proxy
-            )
+            self._browser = await self._launch_with(launch, proxy)
         except PlaywrightError as exc:
+            failure = exc
+            if launch.own_sandbox:
+                # Chromium's own sandbox needs user namespaces or its setuid helper;
+                # without either it cannot start, and runs unprivileged without it.
+                logger.warning(
+                    "Chromium's own sandbox cannot start here; it runs without it, %s",
+                    launch.describe().removeprefix("browser: Chromium runs "),
+                )
+                self._launch = launch = launch.without_own_sandbox()
+                try:
+                    self._browser = await self._launch_with(launch, proxy)
+                    return
+                except PlaywrightError as again:
+                    failure = again
             await self._stop_driver()
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            said = str(failure).strip()
+            first_line = said.splitlines()[0] if said else repr(failure)
             raise BrowserUnavailableError(
                 f"Chromium at {executable!r} failed to start: {first_line}. Check that it "
                 f"runs (`{executable} --headless --version`) or set {CHROMIUM_ENV}."
             ) from None
+
+    async def _launch_with(self, launch: BrowserLaunch, proxy: ProxySettings) -> Browser:
+        assert self._playwright is not None
+        return await self._playwright.chromium.launch(
+            executable_path=launch.executable,
+            headless=True,
+            args=[*LAUNCH_ARGS, *launch.args],
+            proxy=proxy,
+            env=dict[str, str | float | bool](launch.env),
+            chromium_sandbox=launch.own_sandbox,
+        )
 
     def approve_network(self, scope: Scope, approved: bool) -> None:
         """Whether a person approved the navigation ``scope`` is about to make.
@@ -405,6 +439,9 @@ class BrowserSession:
         await self._stop_driver()
 
     async def _stop_driver(self) -> None:
+        launch, self._launch = self._launch, None
+        if launch is not None:
+            launch.close()
         proxy, self._proxy = self._proxy, None
         if proxy is not None and self._loop is asyncio.get_running_loop():
             await proxy.close()

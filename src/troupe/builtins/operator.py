@@ -12,15 +12,21 @@ from ..environment import process_environ
 from ..sandbox import Jail, command_env, unconfined_effect
 from ..stores.vault import SECRET_REF
 from ._args import BadArgument, guarded, name_arg, text_arg
-from ._limits import DEFAULT_LIMITS, CommandLimits
+from ._limits import (
+    DEFAULT_LIMITS,
+    NO_PROCESS_LIMIT,
+    CommandLimits,
+    ProcessLimit,
+    process_limit,
+)
 from ._process import ProcessResult, check_pass_env, env_arg, run_process
 from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .shell_policy import (
     DEFAULT_DENY_COMMANDS,
     GIT_NOTE,
     compile_deny_list,
-    denied_by,
-    needs_approval,
+    deny_reason,
+    is_read_only,
     runs_git,
 )
 from .workspace import PathOutsideWorkspace, Workspace, tool_error
@@ -86,15 +92,25 @@ class OperatorTools(Toolset):
             DEFAULT_DENY_COMMANDS if deny_commands is None else deny_commands
         )
         if private_dirs:
-            workspace = Workspace(workspace.root, private=[*workspace.private, *private_dirs])
+            workspace = Workspace(
+                workspace.root,
+                private=[*workspace.private, *private_dirs],
+                read_only=workspace.read_only,
+            )
         self.workspace = workspace
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
-        self.limits = limits
+        self.limits = limits.for_timeout(timeout_s)
         self.passed = frozenset(check_pass_env(pass_env))
         self.skills = skills
         self.secrets = secrets
-        self.jail = jail or Jail(workspace.root, hidden=workspace.private, network=network)
+        self.jail = jail or Jail(
+            workspace.root,
+            hidden=workspace.private,
+            network=network,
+            read_only=workspace.read_only,
+            tmp_mb=self.limits.memory_mb,
+        )
         self.jail.status  # noqa: B018 - probe now, so an inactive sandbox is reported at start
 
     def parent_env(self) -> Mapping[str, str]:
@@ -164,10 +180,19 @@ class OperatorTools(Toolset):
             )
         return self.secrets.substitute_env(extra)
 
-    def jailed(self, argv: list[str], *, writable: bool) -> list[str]:
-        """``argv`` with its process limit, in the jail."""
-        inner = self.limits.inside(argv, jailed=self.jail.status.active)
-        return self.jail.wrap(inner, writable=writable)
+    def process_limit(self, *, writable: bool) -> ProcessLimit:
+        """How the processes of a command (one that writes, or only reads) are limited here."""
+        return process_limit(
+            jailed=self.jail.status.active,
+            writable=writable,
+            workspace=self.workspace.root,
+            as_uid_works=self.jail.starts_as,
+        )
+
+    def jailed(self, argv: list[str], *, writable: bool) -> tuple[list[str], ProcessLimit]:
+        """``argv`` with its process limit, in the jail; and how that limit holds."""
+        plan = self.process_limit(writable=writable)
+        return self.jail.wrap(self.limits.inside(argv, plan), writable=writable), plan
 
     def report(self, result: ProcessResult, **head: Any) -> dict[str, Any]:
         if result.timed_out:
@@ -197,9 +222,9 @@ class OperatorTools(Toolset):
         only inside the command's process and masked in its output."""
         if not isinstance(command, str) or not command.strip():
             return tool_error("the command is empty", "a shell command such as 'ls -la'")
-        if (rule := denied_by(command, self.deny_list)) is not None:
+        if (why := await deny_reason(command, self.deny_list)) is not None:
             return tool_error(
-                f"refused: {command!r} matches the deny-list pattern `{rule}` and is never run",
+                f"refused: {command!r} {why} and is never run",
                 "a command that does not wipe, format or power off the machine",
                 command=command,
             )
@@ -214,15 +239,17 @@ class OperatorTools(Toolset):
                 "env={'TOKEN': '{{secret:NAME}}'} and $TOKEN in the command",
             )
         # Only a command that needed approval (and so got it) may write the workspace.
-        writer = self.shell_needs_approval(command, env)
+        writer = await self.shell_needs_approval(command, env)
+        argv, plan = self.jailed(["/bin/sh", "-c", command], writable=writer)
         result = await run_process(
-            argv=self.jailed(["/bin/sh", "-c", command], writable=writer),
+            argv=argv,
             cwd=self.workspace.root,
             env=command_env(self.secret_env(env), self.passed, self.parent_env()),
             timeout_s=self.timeout_s,
             max_output_chars=self.max_output_chars,
             mask=self.mask,
             limits=self.limits,
+            run_as=plan.run_as,
         )
         return self.report(result, command=command)
 
@@ -291,34 +318,39 @@ class OperatorTools(Toolset):
                 "instruction": self.mask(skill["body"]),
                 "next": "carry out these steps with the team's tools",
             }
-        if (rule := denied_by(skill["body"], self.deny_list)) is not None:
+        if (why := await deny_reason(skill["body"], self.deny_list)) is not None:
             return tool_error(
-                f"refused: skill {skill['name']!r} runs a deny-listed command (pattern {rule!r})",
+                f"refused: skill {skill['name']!r} runs a deny-listed command: it {why}",
                 "a skill whose script does not wipe, format or power off the machine",
             )
+        script, plan = self.jailed(
+            ["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True
+        )
         result = await run_process(
-            argv=self.jailed(["/bin/sh", "-c", skill["body"], skill["name"], *argv], writable=True),
+            argv=script,
             cwd=self.workspace.root,
             env=command_env(extra, self.passed, self.parent_env()),
             timeout_s=self.timeout_s,
             max_output_chars=self.max_output_chars,
             mask=self.mask,
             limits=self.limits,
+            run_as=plan.run_as,
         )
         return self.report(result, skill=skill["name"], kind="script", args=argv)
 
-    def shell_needs_approval(self, command: str = "", env: Any = None, **_: Any) -> bool:
-        if not needs_approval(
-            command, workspace_root=self.workspace.root, deny_list=self.deny_list
-        ):
-            if not isinstance(command, str) or not command.strip():
-                return False  # exec_shell answers an empty command itself
-            if denied_by(command, self.deny_list) is not None:
-                return False  # refused before anyone is asked
-            # A read-only look runs without asking only inside an active jail, and only
-            # with troupe's own environment (an env of the model's always asks).
-            return bool(env) or not self.jail.status.active
-        return True
+    async def shell_needs_approval(self, command: str = "", env: Any = None, **_: Any) -> bool:
+        if not isinstance(command, str) or not command.strip():
+            return False  # exec_shell answers an empty command itself
+        if await deny_reason(command, self.deny_list) is not None:
+            return False  # refused before anyone is asked
+        if not is_read_only(command, self.workspace.root):
+            return True
+        # A read-only look runs without asking only inside an active jail, with a
+        # process limit that holds, and only with troupe's own environment (an env
+        # of the model's always asks).
+        return (
+            bool(env) or not self.jail.status.active or not self.process_limit(writable=False).holds
+        )
 
     def shell_effect(self, command: Any = "", env: Any = None, **_: Any) -> dict[str, Any]:
         """What an approved exec_shell runs, and whether it would run outside the jail."""
@@ -329,8 +361,13 @@ class OperatorTools(Toolset):
         return self.unconfined({"summary": summary, "command": command, "env": names})
 
     def unconfined(self, effect: dict[str, Any]) -> dict[str, Any]:
-        """``effect``, marked unconfined when the jail is not active here."""
-        return effect if self.jail.status.active else unconfined_effect(effect)
+        """``effect``, marked unconfined when the jail is not active here, or when no
+        process limit can hold for a command that writes (troupe root, no pids cgroup)."""
+        if not self.jail.status.active:
+            return unconfined_effect(effect)
+        if not self.process_limit(writable=True).holds:
+            return unconfined_effect(effect, NO_PROCESS_LIMIT)
+        return effect
 
     def skill_effect(self, name: Any = "", **_: Any) -> dict[str, Any]:
         """What an approved skill_run runs: the skill's current body and its sha256."""

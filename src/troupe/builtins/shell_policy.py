@@ -22,6 +22,7 @@ override is a deny list that misses the next one, so every git command asks.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 from collections.abc import Sequence
@@ -64,8 +65,42 @@ _SHELL_OPERATORS = set(";&|<>`$()\\\n{}")
 _WRITING_OPTIONS = ("--output", "-o", "--ext-diff", "--exec", "-s", "--set", "-f", "--follow")
 
 
-def compile_deny_list(patterns: Sequence[str]) -> list[re.Pattern[str]]:
-    """Compile deny-list patterns; a bad one raises ConfigError naming it."""
+MAX_CHECKED_CHARS = 100_000
+"""The longest command line (or skill script) matched against the deny list; a
+longer one is refused unread."""
+DENY_CHECK_TIMEOUT_S = 5.0
+"""The most time one deny-list check may take, off the event loop, before the
+command is refused (RE2 matches in linear time, so a check never comes close)."""
+_RE2_MAX_MEM = 8 << 20
+"""Memory one pattern's automaton may use (RE2 refuses a pattern that needs more)."""
+
+
+class DenyPattern:
+    """One deny-list pattern, compiled by RE2: matching takes time linear in the text.
+
+    Python's ``re`` backtracks, so a pattern such as ``^(a|aa)+$`` against a
+    61-character command takes longer than the universe; RE2 has no
+    backtracking (and so no backreferences or lookarounds) and answers at once.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        import re2
+
+        options = re2.Options()
+        options.max_mem = _RE2_MAX_MEM
+        options.log_errors = False  # a bad pattern is our ConfigError, not a line on stderr
+        self.pattern = pattern
+        self._compiled = re2.compile(pattern, options)
+
+    def search(self, text: str) -> bool:
+        """True when the pattern occurs in ``text``."""
+        return self._compiled.search(text) is not None
+
+
+def compile_deny_list(patterns: Sequence[str]) -> list[DenyPattern]:
+    """Compile deny-list patterns with RE2; a bad one raises ConfigError naming it."""
+    import re2
+
     if isinstance(patterns, str):
         raise ConfigError(
             f"deny_commands must be a list of regular expressions, not the string {patterns!r}; "
@@ -74,11 +109,14 @@ def compile_deny_list(patterns: Sequence[str]) -> list[re.Pattern[str]]:
     compiled = []
     for pattern in patterns:
         try:
-            compiled.append(re.compile(pattern))
-        except (re.error, TypeError) as exc:
+            compiled.append(DenyPattern(pattern))
+        except (re2.error, TypeError) as exc:
+            said = exc.args[0] if exc.args else exc
+            said = said.decode(errors="replace") if isinstance(said, bytes) else str(said)
             raise ConfigError(
-                f"deny_commands entry {pattern!r} is not a valid regular expression ({exc}); "
-                r"fix it, e.g. '^mkfs(\s|$)'."
+                f"deny_commands entry {pattern!r} is not a regular expression RE2 accepts "
+                f"({said}); RE2 has no backreferences or lookarounds, so write it without "
+                r"them, e.g. '^mkfs(\s|$)'."
             ) from None
     return compiled
 
@@ -114,14 +152,31 @@ def runs_git(command: str) -> bool:
     return any(part.split()[0] == "git" for part in simple_commands(command))
 
 
-def denied_by(command: str, deny_list: Sequence[re.Pattern[str]]) -> str | None:
-    """The deny-list pattern ``command`` matches, else None."""
+def denied_by(command: str, deny_list: Sequence[DenyPattern]) -> str | None:
+    """The deny-list pattern ``command`` matches, else None (see :func:`deny_reason`)."""
     line = " ".join(command.split())
     parts = simple_commands(command)
     for pattern in deny_list:
         if pattern.search(line) or any(pattern.search(part) for part in parts):
             return pattern.pattern
     return None
+
+
+async def deny_reason(command: str, deny_list: Sequence[DenyPattern]) -> str | None:
+    """Why ``command`` is refused before anyone is asked, else None.
+
+    The check runs in a worker thread, bounded by :data:`DENY_CHECK_TIMEOUT_S`
+    (the event loop, and every other session on it, never waits on a pattern);
+    a check that takes longer refuses the command."""
+    if len(command) > MAX_CHECKED_CHARS:
+        return f"is longer than the {MAX_CHECKED_CHARS} characters the deny list checks"
+    try:
+        rule = await asyncio.wait_for(
+            asyncio.to_thread(denied_by, command, deny_list), DENY_CHECK_TIMEOUT_S
+        )
+    except TimeoutError:
+        return f"could not be checked against the deny list within {DENY_CHECK_TIMEOUT_S:g} s"
+    return None if rule is None else f"matches the deny-list pattern `{rule}`"
 
 
 def _inside(arg: str, root: Path) -> bool:
@@ -164,18 +219,3 @@ def is_read_only(command: str, workspace_root: Path) -> bool:
         if not _inside(arg, workspace_root):
             return False
     return True
-
-
-def needs_approval(
-    command: str, *, workspace_root: Path, deny_list: Sequence[re.Pattern[str]]
-) -> bool:
-    """Whether exec_shell must ask before running ``command``.
-
-    Deny-listed commands need no approval because exec_shell refuses them
-    itself, before anyone is asked; read-only commands need none either.
-    """
-    if not isinstance(command, str) or not command.strip():
-        return False  # exec_shell returns its own error for an empty command
-    if denied_by(command, deny_list) is not None:
-        return False
-    return not is_read_only(command, workspace_root)

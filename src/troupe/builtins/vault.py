@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..environment import process_environ
 from ..stores.vault import SECRET_NAME, SECRET_REF, SecretStore, reference
-from ..stores.vault_key import VaultError, derive_key, parse_key
+from ..stores.vault_key import VaultError, parse_key
 from ._args import BadArgument, guarded, name_arg, optional_text, text_arg
 from ._toolset import Toolset, ToolSpec, tool_list_factory
 from .env_import import SETTING, check_import_env, never_importable
@@ -90,9 +90,9 @@ class VaultTools(Toolset):
     def keyed_by_secret(self, key: Any = None, **_: Any) -> bool:
         """True when ``key`` names a stored secret: then the call asks first.
 
-        The result goes back to the model, and a ciphertext (or a decryption's
-        success) lets a short secret (a PIN, a word) be guessed offline, so
-        using a secret as a key is a secret effect, like passing it to a command.
+        The key is stretched under a salt only this vault has
+        (:meth:`SecretStore.key_from_secret`), so the result is no oracle for a
+        short secret; using a stored secret is still the person's to allow.
         """
         return isinstance(key, str) and SECRET_REF.search(key) is not None
 
@@ -101,8 +101,8 @@ class VaultTools(Toolset):
         names = sorted(set(SECRET_REF.findall(key))) if isinstance(key, str) else []
         shown = ", ".join(reference(name) for name in names)
         return {
-            "summary": f"use {shown} as the key; the result goes back to the model, "
-            "which could then guess a short secret offline",
+            "summary": f"use {shown} as the key (stretched with this vault's own salt); "
+            "the result goes back to the model",
             "secrets": names,
         }
 
@@ -113,8 +113,8 @@ class VaultTools(Toolset):
             return self.secrets.derived_key("crypto_encrypt"), "the vault's data key"
         if match := SECRET_REF.fullmatch(given):
             name = match.group(1)
-            return derive_key(self.secrets.get(name).encode("utf-8"), "secret-as-key"), (
-                f"a key derived from {reference(name)}"
+            return self.secrets.key_from_secret(name), (
+                f"a key stretched from {reference(name)} with this vault's own salt"
             )
         try:
             return parse_key(given, origin="key"), "the given key"

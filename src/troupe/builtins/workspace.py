@@ -23,13 +23,21 @@ class Workspace:
 
     ``private`` are directories no tool may touch even inside the root
     (troupe's data directory, which holds the stores and the vault key).
+    ``read_only`` are files tools may read but never write (the config files
+    troupe read); only those inside the root are kept.
     """
 
     def __init__(
-        self, root: str | Path | None = None, *, private: Sequence[str | Path] = ()
+        self,
+        root: str | Path | None = None,
+        *,
+        private: Sequence[str | Path] = (),
+        read_only: Sequence[str | Path] = (),
     ) -> None:
         self.root = Path(root or os.getcwd()).expanduser().resolve()
         self.private = tuple(Path(p).expanduser().resolve() for p in private)
+        fixed = (Path(p).expanduser().resolve() for p in read_only)
+        self.read_only = tuple(p for p in fixed if self.root in p.parents)
         if not self.root.is_dir():
             what = "is not a directory" if self.root.exists() else "does not exist"
             raise ConfigError(
@@ -63,8 +71,8 @@ class Workspace:
             )
         if (hidden := self.private_root_of(resolved)) is not None:
             raise PathOutsideWorkspace(
-                f"path {path!r} is inside troupe's data directory {str(hidden)!r}, which "
-                "holds its stores and keys; no tool touches it"
+                f"path {path!r} is inside {str(hidden)!r}, troupe's data directory or "
+                "key file, which holds its stores, logs or keys; no tool touches it"
             )
         return resolved
 
@@ -127,6 +135,12 @@ class Workspace:
         then renamed over the target: a planted link is replaced, never
         followed, and a crash leaves the old file or the new one.
         """
+        if target in self.read_only:
+            raise PathOutsideWorkspace(
+                f"{self.relative(target)!r} is a config file troupe read at start, so no "
+                "tool or command may change it; ask the person to edit it (and trust it "
+                "again with `troupe trust`)"
+            )
         try:
             with _safe_fs.open_dir(self.root, self._parts(target)[:-1], create=True) as dir_fd:
                 self._replace_in(dir_fd, target.name, data)

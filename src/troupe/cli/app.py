@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from ..errors import TroupeError
-from ..terminal_text import for_rich, visible
-from . import bench, secrets, serve, sessions, trace
-from .common import console, fail, quiet_logs, working
+from ..terminal_text import for_rich
+from . import bench, secrets, serve, sessions, trace, trust
+from .common import approve_unjailed_server, console, fail, quiet_logs, working
 from .eval import register as register_eval
 from .options import (
     ApiBaseOpt,
@@ -24,6 +24,7 @@ from .options import (
     TrustOpt,
     WorkspaceOpt,
 )
+from .routing import routing_app
 
 if TYPE_CHECKING:
     from google.adk.agents.base_agent import BaseAgent
@@ -31,16 +32,83 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..mcp import McpServerReport
 
+VERBS_ELSEWHERE = {
+    "run": "chat",
+    "ask": "chat",
+    "repl": "chat",
+    "start": "chat",
+    "server": "serve",
+    "api": "serve",
+    "web": "serve",
+    "session": "sessions",
+    "history": "sessions",
+    "traces": "trace",
+    "logs": "trace",
+    "secret": "secrets",
+    "vault": "secrets",
+    "agents": "tree",
+    "evaluate": "eval",
+    "benchmark": "bench",
+}
+"""Verbs other agent CLIs use (ADK's ``adk run``, ``adk web`` ...), and troupe's for them."""
+
+
+class _Verbs(TyperGroup):
+    """troupe's commands; an unknown verb is answered with the nearest real one."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as exc:  # Typer's own copy of click's UsageError
+            verb = args[0].lower() if args else ""
+            real = VERBS_ELSEWHERE.get(verb)
+            if real in self.commands and isinstance(getattr(exc, "message", None), str):
+                exc.message = f"No such command {args[0]!r}. Did you mean {real!r}?"  # type: ignore[attr-defined]
+            raise
+
+
+def _version_text() -> str:
+    from importlib.metadata import version as installed
+
+    from .. import __version__
+
+    return f"troupe {__version__} (google-adk {installed('google-adk')})"
+
+
 # Plain help (rich_markup_mode=None) on every Typer: typer's rich help formatter
 # imports markdown and syntax highlighting, about half a second before any help shows.
 app = typer.Typer(
+    cls=_Verbs,
     rich_markup_mode=None,
     name="troupe",
     help="A team of ADK agents built from a flat list of tools.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(_version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def _troupe(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_print_version,
+            is_eager=True,
+            help="Print troupe's version and the ADK version it runs on.",
+        ),
+    ] = False,
+) -> None:
+    """A team of ADK agents built from a flat list of tools."""
 
 
 @app.command()
@@ -103,10 +171,23 @@ def tree(
     console.print(
         f"[{'green' if jail.active else 'bold red'}]{for_rich(jail.describe())}[/]", soft_wrap=True
     )
+    from ..builtins._limits import describe_process_limit
+    from ..sandbox.jail import Jail
+
+    holds, limit_line = describe_process_limit(
+        jailed=jail.active,
+        workspace=settings.workspace,
+        as_uid_works=Jail(settings.workspace).starts_as,
+    )
+    console.print(f"[{'green' if holds else 'bold red'}]{for_rich(limit_line)}[/]", soft_wrap=True)
     if (no_browser := browser_unavailable_reason(settings.chromium)) is not None:
         console.print(
             f"[yellow]navigator tools not registered:[/] {for_rich(no_browser)}", soft_wrap=True
         )
+    else:
+        from ..sandbox.browser import confinement, describe
+
+        console.print(f"[green]{for_rich(describe(confinement()))}[/]", soft_wrap=True)
     for line in _left_out(settings.config, root):
         console.print(f"[yellow]{for_rich(line)}[/]", soft_wrap=True)
 
@@ -133,35 +214,9 @@ def _mcp_reports(config: Config, *, start: bool) -> list[McpServerReport]:
         return []
     from ..mcp import describe_servers
 
-    return asyncio.run(describe_servers(config, start=start))
-
-
-@app.command()
-def routing(
-    config: ConfigOpt = None,
-    model: ModelOpt = None,
-    workspace: WorkspaceOpt = None,
-    topology: TopologyOpt = None,
-    trust_workspace_config: TrustOpt = False,
-) -> None:
-    """Print the orchestrator's instruction (routing table and protocols)."""
-    from ..settings import load_settings
-    from ..tree import build_agent_tree
-
-    quiet_logs(False)
-    try:
-        settings = load_settings(
-            config_path=config,
-            model=model,
-            workspace=workspace,
-            topology=topology,
-            trust_workspace_config=trust_workspace_config or None,
-        )
-        root = build_agent_tree(settings.config)
-    except TroupeError as exc:
-        raise fail(exc) from None
-    # The instruction quotes remote agents' cards and MCP servers' tool descriptions.
-    sys.stdout.write(visible(str(root.instruction)))
+    return asyncio.run(
+        describe_servers(config, start=start, approve_unjailed=approve_unjailed_server)
+    )
 
 
 @app.command()
@@ -221,9 +276,10 @@ def chat(
         raise fail(exc) from None
     try:
         if message is not None:
-            ok = asyncio.run(chat_session.send_once(message))
-            raise typer.Exit(code=0 if ok else 1)
-        asyncio.run(chat_session.repl())
+            ok = chat_session.send_once(message)
+            # 130: stopped by Ctrl-C, as a shell reports SIGINT.
+            raise typer.Exit(code=130 if ok is None else 0 if ok else 1)
+        chat_session.repl()
     except TroupeError as exc:
         raise fail(exc) from None
 
@@ -255,17 +311,15 @@ def demo(
 @app.command()
 def version() -> None:
     """Print troupe's version and the ADK version it runs on."""
-    from importlib.metadata import version as installed
-
-    from .. import __version__
-
-    typer.echo(f"troupe {__version__} (google-adk {installed('google-adk')})")
+    typer.echo(_version_text())
 
 
 serve.register(app)
+trust.register(app)
 sessions.register(app)
 register_eval(app)
 app.add_typer(bench.bench_app, name="bench")
+app.add_typer(routing_app, name="routing")
 app.add_typer(trace.trace_app, name="trace")
 app.add_typer(secrets.secrets_app, name="secrets")
 

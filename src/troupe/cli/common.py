@@ -6,12 +6,17 @@ import logging
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..logfile import KeepOutThirdParty, OneLineFormatter, VisibleFormatter
 from ..terminal_text import for_rich
+
+if TYPE_CHECKING:
+    from ..mcp import McpServer
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -57,3 +62,21 @@ def working(what: str) -> Iterator[None]:
         return
     with err_console.status(for_rich(what)):
         yield
+
+
+def approve_unjailed_server(server: McpServer) -> bool:
+    """Ask the person at the terminal whether the stdio MCP ``server`` may start
+    outside the jail (not active here); no terminal, no start."""
+    import sys
+
+    if not sys.stdin.isatty():
+        return False
+    command = " ".join([server.command or "", *server.args])
+    err_console.print(
+        f"[bold]MCP server {for_rich(server.name)}[/] would start [bold red]OUTSIDE the "
+        f"sandbox[/] (not active on this machine), with your user's privileges: "
+        f"[yellow]{for_rich(command)}[/]",
+        soft_wrap=True,
+    )
+    answer = err_console.input("start it? " + escape("[y/N]") + " ")
+    return answer.strip().lower() in ("y", "yes")

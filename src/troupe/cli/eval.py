@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -71,14 +72,34 @@ def eval_command(
             "built-in tools (from a source checkout only).",
         ),
     ] = False,
+    files: Annotated[
+        Path | None,
+        typer.Option(
+            "--files",
+            help="A folder whose contents are copied into the scratch workspace first, for "
+            "requests that read or change files.",
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log",
+            help="Append one line of figures (commit, team, dataset, scores) to this JSONL "
+            "file: the record of every run of a frozen set.",
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show ADK's logs.")] = False,
 ) -> None:
     """Score the orchestrator's routing on a labelled request set; write JSON and HTML.
 
-    The tree is the one your configuration builds, over troupe's built-in tools in a
-    scratch workspace and data directory (deleted afterwards): your files, secrets
-    and stores are never touched. Compound requests run to the end with every
-    approval granted, and count only when each step's agent ran a tool.
+    The tree is the team your configuration builds (its topology, MCP servers and
+    remote agents), over troupe's built-in tools in a scratch workspace and data
+    directory (deleted afterwards): your files, secrets and stores are never
+    touched. The set's labels must name that team's agents. Compound requests
+    run to the end with every approval granted, and count only when each step's
+    agent ran one of its tools without an error, in order.
     """
     from ..errors import TroupeError
 
@@ -95,6 +116,7 @@ def eval_command(
                 router=router,
                 threshold=threshold,
                 stub_tools=stub_tools,
+                files=files,
             )
     except TroupeError as exc:
         raise fail(exc) from None
@@ -110,6 +132,11 @@ def eval_command(
     write_json(report, out_json)
     write_html(report, out_html)
     console.print(f"[dim]wrote {escape(str(out_json))} and {escape(str(out_html))}[/]")
+    if log is not None:
+        from ..evaluation.report import append_run_log
+
+        append_run_log(report, log)
+        console.print(f"[dim]logged the run in {escape(str(log))}[/]")
 
 
 def _run(
@@ -123,12 +150,13 @@ def _run(
     router: str | None = None,
     threshold: float | None = None,
     stub_tools: bool = False,
+    files: Path | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """The report, and whether the environment gives a terminal width (COLUMNS)."""
     from ..config import router_mode
     from ..evaluation.dataset import load_cases, spread
-    from ..evaluation.report import build_report
-    from ..evaluation.runner import eval_tree, evaluate_cases
+    from ..evaluation.report import build_report, team_summary
+    from ..evaluation.runner import check_labels, eval_tree, evaluate_cases
     from ..models.resolve import model_label
     from ..paths import default_session_store
     from ..settings import load_settings
@@ -138,7 +166,10 @@ def _run(
         # The same layers and model key as `troupe chat`: options > TROUPE_* > file >
         # defaults; only the workspace and every store move to the scratch directory.
         workspace, data_dir = Path(scratch) / "workspace", Path(scratch) / "data"
-        workspace.mkdir()
+        if files is not None:
+            shutil.copytree(files, workspace, symlinks=True)
+        else:
+            workspace.mkdir()
         settings = load_settings(
             config_path=config,
             model=model,
@@ -149,8 +180,10 @@ def _run(
             data_dir=data_dir,
             session_store=default_session_store(data_dir),
         )
-        tools = _stub_tools() if stub_tools else settings.builtin_tool_list()
-        root = eval_tree(settings.config_over(()), tools)
+        # The team chat would build: topology, MCP servers and remote agents.
+        team_config = settings.config
+        root = eval_tree(team_config, _stub_tools() if stub_tools else None)
+        check_labels(cases, root)
         label = model_label(root.model)
         start = time.perf_counter()
         with _progress(len(cases), label) as advance:
@@ -159,11 +192,12 @@ def _run(
             )
     report = build_report(
         results,
-        model=f"{label}, router {router_mode(settings.config_over(()))}, "
+        model=f"{label}, router {router_mode(team_config)}, "
         + ("stub tools" if stub_tools else "built-in tools"),
         dataset=_dataset_label(dataset),
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,
+        team=team_summary(team_config.topology, [a.name for a in root.sub_agents]),
     )
     return report, bool(settings.environ.get("COLUMNS"))
 

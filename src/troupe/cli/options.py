@@ -47,13 +47,23 @@ RouterOpt = Annotated[
 ]
 
 
+def _retired_trust_flag(value: bool) -> bool:
+    if value:
+        raise typer.BadParameter(
+            "it trusted a config file whatever the file held, so a tool or command that "
+            "rewrote the file was trusted too; run `troupe trust FILE` once instead (it "
+            "records the file's digest; a change then needs your trust again)"
+        )
+    return value
+
+
 TrustOpt = Annotated[
     bool,
     typer.Option(
         "--trust-workspace-config",
-        help="Use every field of a config file that lies inside the workspace (mcp_servers, "
-        "shell, browser, api_base ...); without it those are ignored, with a warning "
-        "(or TROUPE_TRUST_WORKSPACE_CONFIG=1).",
+        hidden=True,
+        callback=_retired_trust_flag,
+        help="Retired: `troupe trust FILE` trusts a config file.",
     ),
 ]
 

@@ -73,6 +73,8 @@ def render_step(console: Console, step: Step) -> None:
         )
     elif step.kind == "tool_result":
         name = for_rich(step.name or "")
+        if _declined(step):
+            return  # the approval decision was shown above, in the person's words
         if (reason := _failure(step)) is not None:
             # The reason whole (to a point): it is what the person needs to fix it.
             console.print(
@@ -100,6 +102,15 @@ def _failure(step: Step) -> str | None:
     if isinstance(result, dict) and "error" in result:
         return str(result["error"])
     return None
+
+
+def _declined(step: Step) -> bool:
+    """True for the result of a call nobody approved (the model's copy of the refusal)."""
+    try:
+        result = json.loads(step.text)
+    except ValueError:
+        return False
+    return isinstance(result, dict) and result.get("declined") is True
 
 
 def _failed(step: Step) -> bool:
@@ -132,7 +143,11 @@ def _capabilities(
     tools: Sequence[str], servers: Sequence[McpServerReport], known: Sequence[str] = ()
 ) -> str:
     caps = list(known) or capability_list(tools)
-    caps += [r.placement.capability for r in servers if r.placement.capability not in caps]
+    caps += [
+        r.placement.capability
+        for r in servers
+        if r.placement.capability and r.placement.capability not in caps
+    ]
     return ", ".join(caps)
 
 

@@ -94,6 +94,19 @@ class LineReader:
 def prompt_text(colour: bool) -> str:
     """``you> ``, green and bold at a colour terminal; readline is told the escape
     codes take no width (\\001 … \\002), so editing a long line stays aligned."""
+    return _styled("you>", "1;32", " ", colour)
+
+
+ALLOW_CHOICES = " [y]es / [N]o / [a]lways this session: "
+
+
+def allow_prompt(colour: bool) -> str:
+    """The approval question's prompt, given to ``input()`` itself: readline prints it
+    when it is about to wait, so a Ctrl-C typed once it shows is always seen."""
+    return _styled("allow?", "1", ALLOW_CHOICES, colour)
+
+
+def _styled(word: str, sgr: str, rest: str, colour: bool) -> str:
     if not colour:
-        return "you> "
-    return "\001\x1b[1;32m\002you>\001\x1b[0m\002 "
+        return word + rest
+    return f"\001\x1b[{sgr}m\002{word}\001\x1b[0m\002{rest}"

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ..errors import TroupeError
 from ..terminal_text import for_rich
 from .options import ConfigOpt, DataDirOpt, ListJsonOpt
+from .tables import Column, fitted_table
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -106,12 +106,16 @@ def list_secrets(
     if not rows:
         console.print("No secrets stored yet: `troupe secrets set NAME`.")
         return
-    table = Table("name", "reference", "updated")
-    for row in rows:
-        table.add_row(
-            for_rich(row["name"]), for_rich(row["reference"]), for_rich(row["updated_at"])
-        )
-    console.print(table)
+    cells = [[row["name"], str(row["updated_at"]), row["reference"]] for row in rows]
+    console.print(fitted_table(SECRET_COLUMNS, cells, console.width))
+
+
+SECRET_COLUMNS = (
+    Column("name", worth=10, cut=True, min_width=16),
+    Column("updated", worth=8),
+    Column("reference", worth=5, cut=True, min_width=16),
+)
+"""``secrets list``'s columns: the reference is the name in braces, so it goes first."""
 
 
 @secrets_app.command("delete")

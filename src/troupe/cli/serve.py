@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from ..environment import quiet_adk_a2a
+from ..terminal_text import for_rich
 from .common import console, fail, quiet_logs
 from .options import ConfigOpt, DataDirOpt, ModelOpt, TopologyOpt, TrustOpt, WorkspaceOpt
 
@@ -135,16 +135,18 @@ def run_server(
     if (problem := _bind_problem(host, port)) is not None:
         raise fail(ConfigError(f"cannot listen on {host}:{port}: {problem}"))
     base = options.base_url
-    console.print(f"[bold]troupe[/] serving on [cyan]{escape(base)}[/] (app 'troupe')")
-    console.print(escape(f"  sessions: {redact(settings.session_store)}"))
-    console.print(escape(f"  probes:   {base}/healthz  {base}/readyz"))
+    # The host and the session store come from options and the config: shown, never
+    # interpreted (for_rich escapes control characters and Rich markup alike).
+    console.print(f"[bold]troupe[/] serving on [cyan]{for_rich(base)}[/] (app 'troupe')")
+    console.print(for_rich(f"  sessions: {redact(settings.session_store)}"))
+    console.print(for_rich(f"  probes:   {base}/healthz  {base}/readyz"))
     if web:
-        console.print(escape(f"  web UI:   {base}/dev-ui/"))
+        console.print(for_rich(f"  web UI:   {base}/dev-ui/"))
     if a2a:
-        console.print(escape(f"  A2A card: {base}/a2a/.well-known/agent-card.json"))
+        console.print(for_rich(f"  A2A card: {base}/a2a/.well-known/agent-card.json"))
     if settings.auth_token:
         console.print(
-            escape(f"  auth:     bearer token required (browsers log in at {base}/login)")
+            for_rich(f"  auth:     bearer token required (browsers log in at {base}/login)")
         )
     else:
         console.print("  auth:     none")
@@ -153,7 +155,8 @@ def run_server(
         host=host,
         port=port,
         log_level="info" if verbose else "warning",
-        access_log=verbose,
+        # One line per request comes from troupe's own RequestLog, verbose or not.
+        access_log=False,
         # Longer than clients' and proxies' usual idle expiry (httpx: 5 s), so the
         # client, not the server, closes an idle connection: no request is ever
         # sent on a connection the server is closing at that moment.

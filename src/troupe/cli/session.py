@@ -13,8 +13,11 @@ from rich.markup import escape
 
 from ..errors import TroupeError
 from ..logfile import attach_log_file
+from ..mcp import approve_unjailed_start, waiting_for_approval
 from ..models.resolve import model_label
+from ..models.setup_check import check_model_setup
 from ..runtime.approvals import (
+    Answer,
     ApprovalDecision,
     ApprovalPolicy,
     ApprovalRequest,
@@ -28,11 +31,22 @@ from ..runtime.events import Step, partial_text, steps
 from ..settings import load_settings
 from ..terminal_text import for_rich, json_text
 from ..tree import build_agent_tree
+from .common import approve_unjailed_server, err_console
+from .interrupts import TurnInterrupts
 from .render import error_line, path_summary, render_step
-from .repl import COMMANDS, LineReader, command_of, new_session_id, prompt_text
+from .repl import (
+    ALLOW_CHOICES,
+    COMMANDS,
+    LineReader,
+    allow_prompt,
+    command_of,
+    new_session_id,
+    prompt_text,
+)
 
 EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 YES_WORDS = {"y", "yes"}
+ALWAYS_WORDS = {"a", "always"}
 
 
 @dataclass
@@ -84,11 +98,25 @@ class ChatSession:
             router=router,
             trust_workspace_config=trust_workspace_config,
         )
+        # Before the first prompt: a missing key or an unreachable server is said
+        # now, in one line, not after the first message.
+        for warning in check_model_setup(
+            settings.config.model,
+            api_base=settings.config.api_base,
+            api_key=settings.config.api_key,
+            environ=settings.environ,
+        ):
+            err_console.print(f"[yellow]warning:[/] {for_rich(warning)}", soft_wrap=True)
         traces = settings.trace_store()
         traces.open()  # a data directory that cannot hold it fails before the turn runs
         # Before the tree: MCP toolsets send their servers' stderr to the log file.
         attach_log_file(settings.data_dir)
         root = build_agent_tree(settings.config)
+        if policy == "ask":
+            # A stdio server the jail cannot hold here starts only with a person's yes.
+            for toolset in waiting_for_approval(root):
+                if approve_unjailed_server(toolset.troupe_placement.server):  # type: ignore[attr-defined]
+                    approve_unjailed_start(toolset)
         service = None
         if persist:
             service = settings.open_session_store()
@@ -97,6 +125,29 @@ class ChatSession:
         assistant = Assistant(root, service, trace_store=traces, stream=not json_output)
         label = model_label(getattr(root, "model", "") or "")
         return cls(assistant, session_id, console, json_output, label, policy, settings.data_dir)
+
+    def send_interruptibly(self, runner: asyncio.Runner, text: str) -> bool | None:
+        """Run one turn on ``runner``'s loop; Ctrl-C cancels it. True when the turn
+        answered, False when it failed, None when it was cancelled."""
+        with TurnInterrupts(runner.get_loop(), self.send(text)) as turn:
+            try:
+                return runner.run(turn.wait())
+            except asyncio.CancelledError:
+                pass
+        self._show_cancelled()
+        return None
+
+    def _show_cancelled(self) -> None:
+        if self.json_output:
+            record = {"author": "troupe", "kind": "cancelled", "name": None, "text": ""}
+            print(json_text({**record, "text": "the turn was cancelled (Ctrl-C)"}), flush=True)
+            return
+        self.console.print()  # a streamed line or ^C may be open
+        self.console.print(
+            "[yellow]turn cancelled[/] [dim](recorded as cancelled; the session keeps "
+            "what ran before)[/]",
+            soft_wrap=True,
+        )
 
     async def send(self, text: str) -> bool:
         """Send one message, printing each step; False when the turn failed.
@@ -157,34 +208,52 @@ class ChatSession:
         else:
             render_step(self.console, step)
 
-    async def repl(self) -> None:
-        """Read messages until /exit or end of input; /help lists the REPL's commands."""
+    def repl(self) -> None:
+        """Read messages until /exit or Ctrl-D; /help lists the REPL's commands.
+
+        Lines are read in the main thread with no event loop running, so Ctrl-C at
+        the prompt clears the line (readline's own KeyboardInterrupt) and Ctrl-C
+        during a turn cancels the turn (see :class:`TurnInterrupts`); the session
+        and its store stay open on one loop for the whole chat.
+        """
         self.console.print(
-            f"[bold]troupe[/] chat · model {self.label} · session [cyan]{self.session_id}[/]"
+            f"[bold]troupe[/] chat · model {for_rich(self.label)} · "
+            f"session [cyan]{for_rich(self.session_id)}[/]"
             " · /help for commands",
             soft_wrap=True,
         )
         reader = LineReader(self.history_dir)
         prompt = prompt_text(colour=self.console.color_system is not None)
-        try:
-            while True:
-                try:
-                    text = (await asyncio.to_thread(reader.read, prompt)).strip()
-                except (EOFError, KeyboardInterrupt):
-                    self.console.print()
-                    break
-                if not text:
-                    continue
-                if text in EXIT_WORDS:
-                    break
-                command = command_of(text)
-                if command is None:
-                    await self.send(text)
-                elif not await self._command(command):
-                    break
-        finally:
-            reader.save()
-        await self.close()
+        hinted = False
+        with asyncio.Runner() as runner:
+            try:
+                while True:
+                    try:
+                        text = reader.read(prompt).strip()
+                    except KeyboardInterrupt:
+                        # The line is dropped; the chat goes on.
+                        self.console.print()
+                        if not hinted:
+                            self.console.print(
+                                "[dim](the line was cleared; Ctrl-D or /exit leaves)[/]"
+                            )
+                        hinted = True
+                        continue
+                    except EOFError:
+                        self.console.print()
+                        break
+                    if not text:
+                        continue
+                    if text in EXIT_WORDS:
+                        break
+                    command = command_of(text)
+                    if command is None:
+                        self.send_interruptibly(runner, text)
+                    elif not runner.run(self._command(command)):
+                        break
+            finally:
+                reader.save()
+                runner.run(self.close())
         self.console.print(
             f"[dim]resume with: troupe chat --session {for_rich(self.session_id)}[/]",
             soft_wrap=True,
@@ -218,12 +287,14 @@ class ChatSession:
             mark = " (this one)" if stored.id == self.session_id else ""
             self.console.print(f"  [cyan]{for_rich(stored.id)}[/]{mark}")
 
-    async def send_once(self, text: str) -> bool:
-        """Send one message, then release what the session holds (the browser)."""
-        try:
-            return await self.send(text)
-        finally:
-            await self.close()
+    def send_once(self, text: str) -> bool | None:
+        """Send one message (Ctrl-C cancels it), then release what the session holds
+        (the browser). As :meth:`send_interruptibly`."""
+        with asyncio.Runner() as runner:
+            try:
+                return self.send_interruptibly(runner, text)
+            finally:
+                runner.run(self.close())
 
     async def close(self) -> None:
         """Close the browser and MCP servers the tools may have started, and the session store."""
@@ -237,7 +308,7 @@ class ChatSession:
         await close_remote_agents(self.assistant.root_agent)
         await close_session_store(self.assistant.session_service)
 
-    async def _ask(self, request: ApprovalRequest) -> bool:
+    async def _ask(self, request: ApprovalRequest) -> Answer:
         # The question goes to stderr with --json so stdout stays one JSON object a line.
         out = Console(stderr=True, highlight=False) if self.json_output else self.console
         # The model wrote every value shown here: a control character in it could
@@ -254,8 +325,18 @@ class ChatSession:
             out.print(f"  [bold]effect:[/] {for_rich(summary)}", soft_wrap=True)
         if body := request.effect.get("body"):
             out.print(for_rich(body), soft_wrap=True)
-        answer = await asyncio.to_thread(out.input, "[bold]allow?[/] " + escape("[y/N]") + " ")
-        return answer.strip().lower() in YES_WORDS
+        # Read here, in the main thread, with the turn paused: Ctrl-C at this
+        # question cancels the turn (TurnInterrupts.asking), and no reader is
+        # left behind to take the next line typed at the prompt.
+        with TurnInterrupts.asking():
+            if self.json_output:  # stdout carries JSON only: the question goes to stderr
+                answer = out.input("[bold]allow?[/]" + escape(ALLOW_CHOICES))
+            else:
+                answer = input(allow_prompt(colour=out.color_system is not None))
+            answer = answer.strip().lower()
+        if answer in ALWAYS_WORDS:
+            return "always"
+        return answer in YES_WORDS
 
     def _show_decision(self, request: ApprovalRequest, decision: ApprovalDecision) -> None:
         if self.json_output:
@@ -265,7 +346,8 @@ class ChatSession:
             record = {"author": request.agent, "kind": "approval", "name": request.tool}
             print(json_text({**record, "text": text}), flush=True)
         elif decision.approved:
-            self.console.print(f"  [green]✓ {for_rich(request.tool)} approved[/]")
+            remembered = " [dim](allowed for this session)[/]" if decision.for_session else ""
+            self.console.print(f"  [green]✓ {for_rich(request.tool)} approved[/]{remembered}")
         else:
             self.console.print(
                 f"  [red]✗ {for_rich(request.tool)} not run:[/] [dim]{for_rich(decision.reason)}[/]"

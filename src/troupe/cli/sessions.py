@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from datetime import datetime
@@ -12,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ..errors import InvalidRequestError
 from ..terminal_text import for_rich, json_text, visible
 from .common import console, fail, quiet_logs
 from .options import ConfigOpt, DataDirOpt, ListJsonOpt
+from .tables import Column, fitted_table
 
 if TYPE_CHECKING:
     from google.adk.sessions.base_session_service import BaseSessionService
@@ -54,7 +53,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List stored sessions, the most recently active last."""
         found = _with_store(config, data_dir, session_store, lambda s: _list(s, user, limit))
-        _print_list(found, json_output)
+        _print_list(found, _last_outcomes(config, data_dir, found), json_output)
 
     @sessions_app.command()
     def show(
@@ -178,41 +177,70 @@ async def _get(service: BaseSessionService, session_id: str, user: str | None) -
 
 
 def _when(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def _print_list(found: list[Session], json_output: bool) -> None:
+SESSION_COLUMNS = (
+    Column("session", worth=10, cut=True, min_width=13),
+    Column("last active", worth=8),
+    Column("last turn", worth=6, cut=True, min_width=9),
+    Column("first message", worth=7, cut=True, min_width=13),
+    Column("events", worth=4, justify="right"),
+    Column("user", worth=3, cut=True, min_width=6),
+)
+"""``sessions list``'s columns; at 80 columns the last ones give way first."""
+
+
+def _print_list(found: list[Session], outcomes: dict[str, str], json_output: bool) -> None:
+    from ..runtime.events import conversation
+
+    listed = []
+    for s in found:
+        first = next((line.text for line in conversation(s.events) if line.author == "user"), "")
+        listed.append(
+            {
+                "id": s.id,
+                "user": s.user_id,
+                "updated": s.last_update_time,
+                "events": len(s.events),
+                "last_turn": outcomes.get(s.id),
+                "first_message": first,
+            }
+        )
     if json_output:
-        for s in found:
-            print(
-                json.dumps(
-                    {
-                        "id": s.id,
-                        "user": s.user_id,
-                        "updated": s.last_update_time,
-                        "events": len(s.events),
-                    }
-                )
-            )
+        print(json_text(listed, indent=2))
         return
     console = _console()
     if not found:
         console.print("no stored sessions")
         return
-    table = Table("session", "user", "last active", "events", "first message")
-    for s in found:
-        from ..runtime.events import conversation
+    rows = [
+        [
+            str(item["id"]),
+            _when(float(item["updated"])),  # type: ignore[arg-type]
+            str(item["last_turn"] or ""),
+            str(item["first_message"]),
+            str(item["events"]),
+            str(item["user"]),
+        ]
+        for item in listed
+    ]
+    console.print(fitted_table(SESSION_COLUMNS, rows, console.width))
 
-        lines = conversation(s.events)
-        first = next((line.text for line in lines if line.author == "user"), "")
-        table.add_row(
-            for_rich(s.id),
-            for_rich(s.user_id),
-            _when(s.last_update_time),
-            str(len(s.events)),
-            for_rich(first[:50]),
-        )
-    console.print(table)
+
+def _last_outcomes(
+    config: Path | None, data_dir: Path | None, found: list[Session]
+) -> dict[str, str]:
+    """Each listed session's last turn, as its trace says it ended (none: no trace)."""
+    from ..errors import TroupeError
+    from ..settings import load_settings
+
+    try:
+        traces = load_settings(config_path=config, data_dir=data_dir).trace_store()
+        last = {s.id: traces.list(limit=1, session_id=s.id) for s in found}
+    except TroupeError:
+        return {}  # the list still shows; the column stays empty
+    return {sid: found_[0].outcome for sid, found_ in last.items() if found_}
 
 
 def _print_conversation(session: Session, json_output: bool) -> None:
@@ -220,8 +248,7 @@ def _print_conversation(session: Session, json_output: bool) -> None:
 
     lines = conversation(session.events)
     if json_output:
-        for line in lines:
-            print(json_text(asdict(line)))
+        print(json_text([asdict(line) for line in lines], indent=2))
         return
     console = _console()
     console.print(

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.tree import Tree
 
 from ..errors import TroupeError
+from ..stores.traces import AWAITING_APPROVAL, FAILED
 from ..terminal_text import for_rich, json_text
 from .options import ConfigOpt, DataDirOpt, ListJsonOpt
+from .tables import Column, fitted_table
 
 if TYPE_CHECKING:
     from ..stores.traces import Trace, TraceStore
@@ -53,47 +54,49 @@ def list_traces(
     traces = _store(config, data_dir).list(limit=limit, session_id=session)
     if json_output:
         # ASCII-only JSON: every control character is a \u escape.
-        print(json.dumps([_summary(t) for t in traces], indent=2))
+        print(json.dumps([t.summary() for t in traces], indent=2))
         return
     if not traces:
         console.print("No traces yet: run `troupe chat` first.")
         return
-    table = Table()
-    # Narrow terminals fold cells over lines instead of cutting ids and numbers to "…".
-    for heading in ("id", "when", "session", "request", "path", "outcome"):
-        table.add_column(heading, overflow="fold")
-    for heading in ("model calls", "tokens", "ms"):
-        table.add_column(heading, overflow="fold", justify="right")
-    table.columns[0].min_width = max(len(t.id) for t in traces)
-    for t in traces:
-        # A cell is Rich markup; the request and path come from the person and the model.
-        table.add_row(
-            for_rich(t.id),
-            _when(t.started_at),
-            for_rich(t.session_id),
-            for_rich(t.request[:40]),
-            for_rich(" → ".join(t.path)),
-            for_rich(t.outcome),
+    rows = [
+        [
+            t.id,
+            _short_when(t.started_at),
+            outcome_text(t.outcome, t.error),
+            t.request,
+            " → ".join(t.path),
+            t.session_id,
+            f"{t.duration_ms:.0f}",
             str(len(t.model_calls)),
             str(t.tokens()),
-            f"{t.duration_ms:.0f}",
-        )
-    console.print(table)
+        ]
+        for t in traces
+    ]
+    console.print(fitted_table(TRACE_COLUMNS, rows, console.width))
 
 
-def _summary(trace: Trace) -> dict[str, object]:
-    """What ``trace list --json`` gives for one trace (``trace show --json`` has it all)."""
-    return {
-        "id": trace.id,
-        "started_at": trace.started_at,
-        "session_id": trace.session_id,
-        "request": trace.request,
-        "path": trace.path,
-        "outcome": trace.outcome,
-        "model_calls": len(trace.model_calls),
-        "tokens": trace.tokens(),
-        "duration_ms": trace.duration_ms,
-    }
+TRACE_COLUMNS = (
+    Column("id", worth=10),
+    Column("when", worth=8),
+    Column("outcome", worth=9, cut=True, min_width=len(AWAITING_APPROVAL)),
+    Column("request", worth=7, cut=True, min_width=12),
+    Column("path", worth=5, cut=True),
+    Column("session", worth=4, cut=True),
+    Column("ms", worth=6, justify="right"),
+    Column("calls", worth=3, justify="right"),
+    Column("tokens", worth=2, justify="right"),
+)
+"""``trace list``'s columns; at 80 columns the last ones give way first."""
+
+
+def outcome_text(outcome: str, error: str | None) -> str:
+    """How a turn ended, with its error when it failed: ``failed: HTTP 401 ...``."""
+    return f"{outcome}: {error}" if outcome == FAILED and error else outcome
+
+
+def _short_when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%m-%d %H:%M")
 
 
 def render_trace(trace: Trace) -> Tree:
@@ -119,6 +122,8 @@ def render_trace(trace: Trace) -> Tree:
         root.add(f"stopped: {for_rich(trace.stop_reason)}")
     if trace.error:
         root.add(f"[red]error: {for_rich(trace.error)}[/]")
+    if trace.allowed:
+        root.add(for_rich("allowed for this session: " + ", ".join(trace.allowed)))
     cached = f", {trace.cached_share():.0%} of the prompt cached" if trace.cached_share() else ""
     models = root.add(f"model calls ({len(trace.model_calls)}, {trace.tokens()} tokens{cached})")
     for c in trace.model_calls:
@@ -131,6 +136,8 @@ def render_trace(trace: Trace) -> Tree:
     for c in trace.tool_calls:
         args = for_rich(json_text(c["args"])[:120])
         status = f" [red]error: {for_rich(str(c['error'])[:80])}[/]" if c.get("error") else ""
+        if c.get("paused_for_approval"):
+            status = " [yellow]asked for approval[/]"
         tools.add(
             f"{for_rich(c['agent'])} → {for_rich(c['tool'])}({args}) · "
             f"{c['result_chars']} chars · {c['duration_ms']:.1f} ms{status}"

@@ -27,6 +27,17 @@ td.text { max-width: 36rem; }
 """
 
 
+def _team_line(team: dict[str, Any]) -> str:
+    """Which team the report scores (topology, digest, agents), when it says."""
+    if not team:
+        return ""
+    agents = ", ".join(escape(str(a)) for a in team.get("agents", []))
+    return (
+        f'<p class="meta">Team: {escape(str(team["topology"]))} '
+        f"(digest {escape(str(team['digest']))}): {agents}.</p>"
+    )
+
+
 def _metrics_table(table_id: str, rows: list[dict[str, Any]], overall: dict[str, Any]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for _, h in METRIC_COLUMNS)
     body = []
@@ -107,7 +118,8 @@ def render_html(report: dict[str, Any]) -> str:
         f'<p class="meta">{report["requests"]} requests from {escape(report["dataset"])}, '
         f"{report['concurrency']} at a time, {report['wall_s']} s, {escape(report['created'])}, "
         f"troupe {escape(report['troupe_version'])}.</p>"
-        f'<p class="headline" id="overall-accuracy">{format_pct(overall["accuracy"])}</p>'
+        + _team_line(report.get("team") or {})
+        + f'<p class="headline" id="overall-accuracy">{format_pct(overall["accuracy"])}</p>'
         f'<p class="meta">{overall["correct"]} of {overall["requests"]} routed as expected. '
         "A request routed correctly after a repaired agent name counts as correct "
         "and as a repair.</p>"

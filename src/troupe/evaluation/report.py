@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..topology import BUILTIN_TOPOLOGIES, Topology, resolve_topology
 from .results import RequestResult
 from .scoring import score
+
+
+def team_summary(topology: str | Path | Topology | None, agents: Sequence[str]) -> dict[str, Any]:
+    """Which team a report scores: its topology (a built-in name or the file it
+    came from), a digest of the topology's content (SHA-256 of its fields, so
+    the same team gives the same digest however the file is laid out), and
+    the agents the tree holds (MCP-backed and remote ones included)."""
+    resolved = resolve_topology(topology)
+    if isinstance(topology, Topology):
+        source = f"{resolved.name} (a Topology object)"
+    elif topology is None or str(topology) in BUILTIN_TOPOLOGIES:
+        source = resolved.name
+    else:
+        source = str(topology)
+    content = json.dumps(asdict(resolved), sort_keys=True, default=str)
+    return {
+        "topology": source,
+        "digest": hashlib.sha256(content.encode("utf-8")).hexdigest()[:16],
+        "agents": list(agents),
+    }
 
 
 def build_report(
@@ -19,12 +42,15 @@ def build_report(
     dataset: str,
     concurrency: int,
     wall_s: float,
+    team: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report the JSON file, the HTML page and the terminal table all show."""
     from .. import __version__
 
     return {
+        "commit": source_commit(),
         "model": model,
+        "team": team or {},
         "dataset": dataset,
         "requests": len(results),
         "concurrency": concurrency,
@@ -71,3 +97,47 @@ def format_cell(key: str, value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.1f}" if key.startswith(("latency", "tokens")) else f"{value:.2f}"
     return str(value)
+
+
+def source_commit(start: Path | None = None) -> str | None:
+    """The git commit of the checkout troupe runs from (with ``+dirty`` when a
+    tracked file differs from it), or None outside a checkout."""
+    import subprocess
+
+    where = start or Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10
+        )
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def append_run_log(report: dict[str, Any], path: Path) -> None:
+    """Append one line of ``report``'s figures to the JSONL file ``path``: when,
+    at which commit, on which team and set, and the headline scores."""
+    overall = report["overall"]
+    line = {
+        "created": report["created"],
+        "commit": source_commit(),
+        "model": report["model"],
+        "team": report.get("team", {}),
+        "dataset": report["dataset"],
+        "requests": report["requests"],
+        "accuracy": overall["accuracy"],
+        "router_coverage": overall["router_coverage"],
+        "router_precision": overall["router_precision"],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, ensure_ascii=False) + "\n")

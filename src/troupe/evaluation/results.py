@@ -26,6 +26,59 @@ def says_cannot(reply: str | None) -> bool:
     return bool(reply) and _DECLINES.search(reply or "") is not None
 
 
+_CONTENT_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+# fmt: off
+_FILLER = frozenset((
+    "the", "and", "for", "you", "your", "are", "was", "not", "but", "can", "all", "any",
+    "has", "had", "his", "her", "its", "our", "out", "one", "how", "who", "why", "now",
+    "get", "got", "let", "may", "use", "please", "could", "would", "should", "there",
+    "their", "about", "with", "from", "that", "this", "what", "when", "where", "which",
+    "have", "just", "also", "into", "some", "them", "they", "then", "than", "will", "want",
+    "need", "help", "make", "sure", "team", "agent", "agents", "tool", "tools", "request",
+    "cannot", "unable", "sorry", "able", "does", "don", "doesn", "isn", "won",
+))
+# fmt: on
+"""Words too common to show that a refusal names what was asked."""
+
+
+def _content_words(text: str) -> set[str]:
+    return {w.lower() for w in _CONTENT_WORD.findall(text)} - _FILLER
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word is the start of the other, up to five letters ("pay" and
+    "payments", "flight" and "flights")."""
+    short, long = sorted((a, b), key=len)
+    return long.startswith(short[:5])
+
+
+def declines_request(reply: str | None, request: str) -> bool:
+    """True when ``reply`` says it cannot do what ``request`` asks and names it:
+    a refusal that shares a content word with the request ("I can't book
+    flights" to "book me a flight to Rome"). A fallback that says "no agent
+    matches" to anything it does not understand names nothing, and does not count."""
+    if not says_cannot(reply):
+        return False
+    asked = _content_words(request)
+    return any(_same_word(w, a) for w in _content_words(reply or "") for a in asked)
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """One tool call an agent made during the request."""
+
+    agent: str
+    tool: str
+    ok: bool
+    """False when the tool answered with an error (a refused or failed call)."""
+
+
+def _in_order(wanted: tuple[str, ...], done: list[str]) -> bool:
+    """``wanted`` appears in ``done`` in order (others may come between)."""
+    remaining = iter(done)
+    return all(any(agent == want for agent in remaining) for want in wanted)
+
+
 @dataclass
 class RequestResult:
     """The orchestrator's routing decision for one request, and what it cost."""
@@ -62,11 +115,13 @@ class RequestResult:
     answers itself), ``defer`` or None (router off)."""
     steps: tuple[str, ...] = ()
     """For a compound request, the agent each step needs (see ``RoutingCase.steps``)."""
-    ran: list[str] = field(default_factory=list)
-    """Agents that ran at least one of their tools in the turn, in order (plan
-    steps included; a transfer or a hand-over to a plan step does not count)."""
+    runs: list[ToolRun] = field(default_factory=list)
+    """Every tool the agents ran in the turn, in order (plan steps included; a
+    transfer or a hand-over to a plan step is not the work itself)."""
     reply: str | None = None
     """The turn's last visible answer (kept for ``cannot`` requests and compound ones)."""
+    planner: str | None = None
+    """The team's planning agent, when it has one: a right route for a compound request."""
 
     @property
     def router_decided(self) -> bool:
@@ -80,18 +135,45 @@ class RequestResult:
         return self.expected[0]
 
     @property
+    def ran(self) -> list[str]:
+        """Agents that ran a tool without error, in order, once each."""
+        return list(dict.fromkeys(run.agent for run in self.runs if run.ok))
+
+    @property
+    def routed_right(self) -> bool:
+        """True when the routing decision was right, whatever came after it: the
+        expected agent (repaired or not); for a compound request also the team's
+        planning agent, or the one agent all its steps belong to (it does them
+        one after the other); for a greeting, a general question or a request
+        no agent can serve, the orchestrator answering itself. The router's
+        precision is counted on this, as it holds for any model behind the router."""
+        if self.label in (CANNOT, DIRECT):
+            return self.routed == DIRECT
+        planned = self.routed is not None and self.routed == self.planner
+        if self.steps and (planned or set(self.steps) == {self.routed}):
+            return True
+        return self.routed is not None and self.routed in self.expected
+
+    @property
     def correct(self) -> bool:
         """True when the request got what it needs.
 
-        A compound request: every step's agent ran a tool (the plan was carried
-        out, not just written). A request no agent can serve (``cannot``): the
-        orchestrator answered itself and said it cannot be done. Any other: the
-        route is one of the expected ones (repaired or not).
+        A compound request: each step's agent ran one of its tools without an
+        error, in the order of the steps (a plan written but not carried out,
+        a failed call, or steps done out of order do not count). A request no
+        agent can serve (``cannot``): no agent was handed it or ran a tool, and
+        the answer declines what was asked (see :func:`declines_request`). A
+        general question or greeting: answered by the orchestrator, no agent
+        ran. Any other: the route is one of the expected ones (repaired or not).
         """
         if self.steps:
-            return all(agent in self.ran for agent in self.steps)
+            return _in_order(self.steps, [run.agent for run in self.runs if run.ok])
         if self.label == CANNOT:
-            return self.routed == DIRECT and says_cannot(self.reply)
+            return (
+                self.routed == DIRECT and not self.runs and declines_request(self.reply, self.text)
+            )
+        if self.label == DIRECT:
+            return self.routed == DIRECT and not self.runs
         return self.routed is not None and self.routed in self.expected
 
     @property
@@ -108,6 +190,7 @@ class RequestResult:
             "lang": self.lang,
             "routed": self.routed,
             "correct": self.correct,
+            "routed_right": self.routed_right,
             "invalid_names": list(self.invalid_names),
             "repairs": [list(pair) for pair in self.repairs],
             "model_calls": self.model_calls,
@@ -117,6 +200,6 @@ class RequestResult:
             "error": self.error,
             "router": self.router,
             "steps": list(self.steps),
-            "ran": list(self.ran),
+            "runs": [[run.agent, run.tool, run.ok] for run in self.runs],
             "reply": self.reply[:500] if self.reply else self.reply,
         }

@@ -1,13 +1,14 @@
 """Runs the routing set through the orchestrator and records what each request got.
 
 Every request goes through :class:`~troupe.runtime.assistant.Assistant` in a
-fresh session, over the default topology with the tools it is given (``troupe
-eval``: the built-in tools of the user's configuration, in a scratch workspace).
+fresh session, on the team the configuration builds (``troupe eval``: its
+topology, MCP servers and remote agents, over the built-in tools in a scratch
+workspace).
 A single-agent request is scored on its routing decision, so its run is closed
 as soon as the orchestrator has transferred (to the target actually used, after
 any repair) or answered directly. A compound request runs to its end, every
-approval granted, and is scored on which agents actually ran a tool: a plan
-that was written but not carried out does not count.
+approval granted, and is scored on which agents actually ran a tool without
+an error, in order: a plan that was written but not carried out does not count.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 
 from ..config import Config
-from ..errors import TroupeError
+from ..errors import ConfigError, TroupeError
 from ..guards.turn import TurnRecord
 from ..models.resolve import ModelLike
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
@@ -31,8 +32,8 @@ from ..runtime.approvals import is_approval_plumbing, run_with_approvals
 from ..runtime.assistant import Assistant, visible_text
 from ..tools import Tool
 from ..tree import build_agent_tree
-from .dataset import RoutingCase
-from .results import RequestResult
+from .dataset import CANNOT, DIRECT, RoutingCase
+from .results import RequestResult, ToolRun
 
 ABORT_AFTER = 5
 """Stop when this many requests in a row failed at the start of a run: the
@@ -59,28 +60,45 @@ def build_eval_tree(
     """The default topology over ``tools``, with ``model`` on every agent and the
     fast-path router ``auto`` or ``off`` (None: ``TROUPE_ROUTER``, else auto)."""
     config = Config(
-        model=model, api_base=api_base, router=router, router_threshold=router_threshold
+        model=model,
+        api_base=api_base,
+        router=router,
+        router_threshold=router_threshold,
+        tools=list(tools),
     )
-    return eval_tree(config, tools)
+    return eval_tree(config)
 
 
-def eval_tree(config: Config, tools: Sequence[Tool]) -> LlmAgent:
-    """The tree ``troupe eval`` scores for ``config``: its model options (model,
-    ``api_base``, ``api_key`` or ``api_key_env``, retries, fallback, router)
-    over the default topology and ``tools``, resolved as chat resolves them
-    (:func:`~troupe.build_agent_tree`). Its MCP servers and remote agents are
-    left out: the routing set's labels name the default topology's agents."""
-    return build_agent_tree(
-        config.model_copy(
-            update={
-                "mcp_servers": [],
-                "remote_agents": [],
-                "tools": list(tools),
-                "topology": "default",
-                "multi_agent": True,
-            }
-        )
-    )
+def eval_tree(config: Config, tools: Sequence[Tool] | None = None) -> LlmAgent:
+    """The tree ``troupe eval`` scores for ``config``: the team it configures
+    (its topology, tools, MCP servers and remote agents), with its model
+    options, built as chat builds it (:func:`~troupe.build_agent_tree`), always
+    as a team. ``tools``, when given, replace the config's own tools."""
+    update: dict[str, Any] = {"multi_agent": True}
+    if tools is not None:
+        update["tools"] = list(tools)
+    return build_agent_tree(config.model_copy(update=update))
+
+
+def check_labels(cases: Sequence[RoutingCase], root: LlmAgent) -> None:
+    """Refuse a routing set whose labels name an agent the team does not have.
+
+    Raises:
+        ConfigError: naming the unknown agents, a request that uses one, and
+            the team's agents.
+    """
+    team = [agent.name for agent in root.sub_agents]
+    allowed = {*team, DIRECT, CANNOT}
+    for case in cases:
+        unknown = [n for n in (*case.expected, *case.steps) if n not in allowed]
+        if unknown:
+            raise ConfigError(
+                f"The routing set names {', '.join(map(repr, dict.fromkeys(unknown)))}, which "
+                f"is not on the team (first in {case.text[:60]!r}); the team's agents are "
+                f"{', '.join(team)}, plus 'orchestrator' (answered directly) and 'cannot'. "
+                "Label the requests with these names, or evaluate the team they were "
+                "written for (-c its troupe.yaml)."
+            )
 
 
 def invalid_transfer_names(event: Event, valid: set[str]) -> list[str]:
@@ -140,6 +158,9 @@ async def evaluate_case(
         lang=case.lang,
         routed=None,
         steps=case.steps,
+        planner=next(
+            (a.name for a in assistant.root_agent.sub_agents if getattr(a, "plans", False)), None
+        ),
     )
     to_the_end = bool(case.steps)
     turns: list[TurnRecord] = []
@@ -188,7 +209,7 @@ async def evaluate_case(
         result.prompt_tokens = sum(c.prompt_tokens for c in calls)
         result.output_tokens = sum(c.output_tokens for c in calls)
         result.router = turns[0].router
-        result.ran = _agents_that_ran_a_tool(turns, valid)
+        result.runs = _tool_runs(turns, valid)
     else:
         result.model_calls = reported_calls
     return result
@@ -201,16 +222,19 @@ def _note_turn(assistant: Assistant, turns: list[TurnRecord]) -> None:
         turns.append(turn)
 
 
-def _agents_that_ran_a_tool(turns: Sequence[TurnRecord], agents: set[str]) -> list[str]:
-    """Agents that ran a tool of theirs, in order: a transfer, or a planner handing
-    a step to a teammate (a tool named after the agent), is not the work itself."""
-    ran: list[str] = []
-    for turn in turns:
-        for call in turn.trace.tool_calls:
-            if call.tool == TRANSFER_TOOL or call.tool in agents or call.agent in ran:
-                continue
-            ran.append(call.agent)
-    return ran
+def _tool_runs(turns: Sequence[TurnRecord], agents: set[str]) -> list[ToolRun]:
+    """The tools the agents ran, in order, each with whether it answered without
+    an error: a transfer, or a planner handing a step to a teammate (a tool
+    named after the agent), is not the work itself, nor is a call that only
+    asked for approval."""
+    return [
+        ToolRun(call.agent, call.tool, ok=call.error is None)
+        for turn in turns
+        for call in turn.trace.tool_calls
+        if call.tool != TRANSFER_TOOL
+        and call.tool not in agents
+        and not call.paused_for_approval  # it asked; its run, once approved, comes later
+    ]
 
 
 @dataclass
@@ -269,15 +293,27 @@ async def evaluate_cases(
 async def run_evaluation(
     cases: Sequence[RoutingCase],
     *,
-    model: ModelLike | None,
-    tools: Sequence[Tool],
+    model: ModelLike | None = None,
+    tools: Sequence[Tool] = (),
     api_base: str | None = None,
     router: str | None = None,
+    config: Config | None = None,
     concurrency: int = 1,
     on_result: Callable[[RequestResult], None] | None = None,
 ) -> list[RequestResult]:
-    """Build the evaluation tree for ``model`` over ``tools`` and evaluate ``cases`` on it."""
-    root = build_eval_tree(model, tools=tools, api_base=api_base, router=router)
+    """Evaluate ``cases`` on the team ``config`` configures (its topology, tools,
+    MCP servers and remote agents), or, without a config, on the default
+    topology over ``tools`` with ``model``.
+
+    Raises:
+        ConfigError: when a label names an agent the team does not have.
+        EvaluationAbortedError: when the first requests all fail.
+    """
+    if config is not None:
+        root = eval_tree(config)
+    else:
+        root = build_eval_tree(model, tools=tools, api_base=api_base, router=router)
+    check_labels(cases, root)
     return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
 
 

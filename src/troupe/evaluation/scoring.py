@@ -45,6 +45,7 @@ def group_score(name: str, results: Sequence[RequestResult]) -> dict[str, Any]:
         "requests": count,
         "correct": correct,
         "accuracy": round(correct / count, 4) if count else 0.0,
+        "routing": round(sum(r.routed_right for r in results) / count, 4) if count else 0.0,
         "invalid_names": sum(len(r.invalid_names) for r in results),
         "repairs": sum(len(r.repairs) for r in results),
         "errors": sum(r.error is not None for r in results),
@@ -54,7 +55,7 @@ def group_score(name: str, results: Sequence[RequestResult]) -> dict[str, Any]:
         "latency_ms_p95": round(percentile(latencies, 0.95), 1),
         "router_coverage": round(len(decided) / count, 4) if count else 0.0,
         "router_precision": (
-            round(sum(r.correct for r in decided) / len(decided), 4) if decided else 0.0
+            round(sum(r.routed_right for r in decided) / len(decided), 4) if decided else 0.0
         ),
     }
 

@@ -39,6 +39,8 @@ def score_tables(report: dict[str, Any], width: int = 200) -> list[Table]:
         groups[-1].append((key, heading))
         used += needed
     title = f"Routing evaluation: {report['model']}"
+    if team := report.get("team"):
+        title += f"; team {team['topology']} ({team['digest']}): {', '.join(team['agents'])}"
     return [
         _score_table(report, columns, title if i == 0 else None) for i, columns in enumerate(groups)
     ]

@@ -29,6 +29,8 @@ class ToolCall:
     result_chars: int = 0
     duration_ms: float = 0.0
     error: str | None = None
+    paused_for_approval: bool = False
+    """The call did not run: it asked for approval (its run, once approved, is another entry)."""
 
 
 @dataclass

@@ -41,13 +41,16 @@ from .placement import (
 from .toolset import (
     MAX_NAME,
     ToolClaims,
+    approve_unjailed_start,
     build_toolset,
     close_toolsets,
     is_mcp_toolset,
     mcp_tool_descriptions,
     mcp_toolsets,
+    not_started_unjailed,
     safe_name,
     visible_name,
+    waiting_for_approval,
 )
 
 __all__ = [
@@ -62,6 +65,7 @@ __all__ = [
     "McpToolListing",
     "McpUnavailableError",
     "ToolClaims",
+    "approve_unjailed_start",
     "build_toolset",
     "close_toolsets",
     "describe_servers",
@@ -70,10 +74,12 @@ __all__ = [
     "list_tools",
     "mcp_tool_descriptions",
     "mcp_toolsets",
+    "not_started_unjailed",
     "place_server",
     "place_servers",
     "plan_servers",
     "safe_name",
     "unmatched_fix",
     "visible_name",
+    "waiting_for_approval",
 ]

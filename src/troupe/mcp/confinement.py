@@ -59,13 +59,16 @@ class McpConfinement:
     def workspace(self) -> Workspace:
         """The folder the server works in, with troupe's data directory made private."""
         from ..builtins.workspace import Workspace
-        from ..sandbox.private import protected_paths
+        from ..sandbox.private import guarded_files, protected_paths
 
         root = Workspace(self.server.workspace).root
         data = Path(
             self.server.data_dir or default_data_dir(self.server.environment())
         ).expanduser()
-        return Workspace(root, private=protected_paths(data, root))
+        read_only, hidden = guarded_files(
+            root, config_files=self.server.config_files, key_files=self.server.hidden_files
+        )
+        return Workspace(root, private=[*protected_paths(data, root), *hidden], read_only=read_only)
 
     @property
     def status(self) -> SandboxStatus:
@@ -86,6 +89,7 @@ class McpConfinement:
         jail = Jail(
             self.workspace.root,
             hidden=self.workspace.private,
+            read_only=self.workspace.read_only,
             network=True,
             # Its installation and the package caches take writes into a
             # throwaway layer: a server that writes into its own folder (a

@@ -61,6 +61,11 @@ class McpServer:
     data_dir: str | Path | None = None
     """troupe's data directory, hidden from the server and refused as a path
     (default: the usual one); ``troupe.yaml`` sets it to the team's."""
+    config_files: Sequence[Path] = ()
+    """Files troupe read as configuration; inside the workspace the server sees
+    them read-only (``troupe.yaml`` sets them)."""
+    hidden_files: Sequence[Path] = ()
+    """Files inside the workspace the server must not see (the vault's key file)."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds to wait for the server to start, for each call, and for it to stop.
 
@@ -154,11 +159,14 @@ class McpServerEntry(BaseModel):
         workspace: str | Path | None = None,
         data_dir: str | Path | None = None,
         environ: Mapping[str, str] | None = None,
+        config_files: Sequence[Path] = (),
+        hidden_files: Sequence[Path] = (),
     ) -> McpServer:
         """The :class:`McpServer` this entry describes (raises ConfigError when invalid).
 
         ``workspace`` and ``data_dir`` are the team's, which confine the server;
-        ``environ`` is the settings' snapshot of the environment ``${VAR}`` reads.
+        ``environ`` is the settings' snapshot of the environment ``${VAR}`` reads;
+        ``config_files`` and ``hidden_files`` are read-only and hidden in its jail.
         """
         return McpServer(
             name=self.name,
@@ -174,6 +182,8 @@ class McpServerEntry(BaseModel):
             jail=self.jail,
             workspace=workspace,
             data_dir=data_dir,
+            config_files=tuple(config_files),
+            hidden_files=tuple(hidden_files),
             timeout=self.timeout,
             environ=environ,
         )

@@ -6,14 +6,14 @@ import asyncio
 import contextlib
 import logging
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
 from ..errors import ConfigError, TroupeError
 from .entries import McpServer
 from .placement import McpPlacement, place_servers, unmatched_fix
-from .toolset import ToolClaims, build_toolset
+from .toolset import ToolClaims, approve_unjailed_start, build_toolset, not_started_unjailed
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -118,18 +118,27 @@ async def list_tools(
     *,
     timeout: float = LIST_TIMEOUT,
     claims: ToolClaims | None = None,
+    approve_unjailed: Callable[[McpServer], bool] | None = None,
 ) -> McpToolListing:
     """Start the server, list its tools (names, renames, descriptions), and stop it.
 
+    A stdio server that would run outside the jail (not active here) starts
+    only when ``approve_unjailed`` (a person, asked) says yes.
+
     Raises:
         McpUnavailableError: the server did not start or list its tools within
-            ``timeout`` seconds; the message says why and what to check.
+            ``timeout`` seconds, or was not allowed to start unjailed; the
+            message says why and what to check.
         ConfigError: a tool name is already held by another server in ``claims``.
     """
     server = placement.server
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog, _quiet_adk():
         before = asyncio.all_tasks()
         toolset = build_toolset(placement, errlog=errlog, claims=claims)
+        if getattr(toolset, "troupe_waits_for_approval", False):
+            if approve_unjailed is None or not approve_unjailed(server):
+                raise McpUnavailableError(not_started_unjailed(server.name))
+            approve_unjailed_start(toolset)
         try:
             tools = await asyncio.wait_for(toolset.get_tools(), timeout=timeout)
         except TimeoutError:
@@ -177,13 +186,18 @@ class McpServerReport:
 
 
 async def describe_servers(
-    config: Config, *, timeout: float = LIST_TIMEOUT, start: bool = True
+    config: Config,
+    *,
+    timeout: float = LIST_TIMEOUT,
+    start: bool = True,
+    approve_unjailed: Callable[[McpServer], bool] | None = None,
 ) -> list[McpServerReport]:
     """List every configured server's tools at once, for ``troupe tree``.
 
     With ``start`` False no server is started or contacted: each report says
     where the server's tools would go, and nothing runs (a config entry is a
-    command line; showing the tree must not execute it).
+    command line; showing the tree must not execute it). ``approve_unjailed``
+    is asked about each stdio server that would start outside the jail.
 
     Raises:
         ConfigError: an entry names a prefix or agent the topology lacks, or
@@ -203,7 +217,9 @@ async def describe_servers(
         if not start:
             return McpServerReport(placement, owner, [], None, fix, started=False)
         try:
-            listing = await list_tools(placement, timeout=timeout, claims=claims)
+            listing = await list_tools(
+                placement, timeout=timeout, claims=claims, approve_unjailed=approve_unjailed
+            )
         except McpUnavailableError as exc:
             return McpServerReport(placement, owner, [], str(exc), fix)
         return McpServerReport(

@@ -31,11 +31,10 @@ class McpPlacement:
     """The agent that gets the tools; None when the server is unmatched."""
     prefix: str
     """Prefix every visible tool name carries ("" keeps the server's names)."""
-
-    @property
-    def capability(self) -> str:
-        """The plain-language capability the owner is described with."""
-        return tool_capability(self.prefix + "x") if self.prefix else GENERAL_ACTIONS
+    capability: str = ""
+    """What the owner is described as doing with these tools: the topology's
+    phrase for the prefix, or "" when it has none (the tools' own descriptions
+    then speak for them; a toolset is never "general actions")."""
 
 
 def _routed_prefixes(topology: Topology) -> list[str]:
@@ -77,7 +76,12 @@ def place_server(server: McpServer, topology: Topology) -> McpPlacement:
                 f"by any agent of the {topology.name!r} topology; use one of "
                 f"{', '.join(prefixes) or '(none)'}, or set agent: instead."
             )
-        return McpPlacement(server, owner_of(server.prefix, topology), server.prefix)
+        return McpPlacement(
+            server,
+            owner_of(server.prefix, topology),
+            server.prefix,
+            _phrase(server.prefix, topology),
+        )
     if server.agent is not None:
         names = topology.agent_names()
         agent = topology.aliases.get(server.agent, server.agent)
@@ -87,8 +91,17 @@ def place_server(server: McpServer, topology: Topology) -> McpPlacement:
                 f"{topology.name!r} topology; use one of {', '.join(names)}."
             )
         spec = topology.spec(agent)
-        return McpPlacement(server, agent, spec.prefixes[0] if spec.prefixes else "")
+        prefix = spec.prefixes[0] if spec.prefixes else ""
+        return McpPlacement(server, agent, prefix, _phrase(prefix, topology))
     return McpPlacement(server, None, "")
+
+
+def _phrase(prefix: str, topology: Topology) -> str:
+    """The topology's capability phrase for tools under ``prefix``, or ""."""
+    if not prefix:
+        return ""
+    phrase = tool_capability(prefix + "x", topology)
+    return "" if phrase == GENERAL_ACTIONS else phrase
 
 
 def place_servers(servers: Sequence[McpServer], topology: Topology) -> list[McpPlacement]:
@@ -133,7 +146,8 @@ class McpPlan:
         return [p for p in self.placements if p.owner is None]
 
     def stand_ins(self, agent: str) -> list[Tool]:
-        """One named-only Tool per server of ``agent``, for capability text.
+        """One named-only Tool per server of ``agent`` whose prefix the topology
+        describes, for capability text.
 
         The routing text describes agents by the capabilities of their tool
         names (:func:`troupe.tool_capability`); an MCP server's names are only
@@ -143,6 +157,7 @@ class McpPlan:
         return [
             Tool(name=f"{p.prefix}mcp", description=p.capability, func=_never_called)
             for p in self.for_agent(agent)
+            if p.capability
         ]
 
     def toolsets(self, agent: str | None, *, exclude: Collection[str] = ()) -> list[BaseToolset]:

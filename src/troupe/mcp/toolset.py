@@ -7,6 +7,7 @@ config file stays fast.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -106,6 +107,33 @@ def _failure(name: str, result: Any) -> Any:
     ]
     said = " ".join(texts).strip() or "no reason given"
     return {"error": f"MCP tool {name} failed: {said}"}
+
+
+def _plain(result: Any) -> Any:
+    """A successful MCP result as the data it carries: its structured content,
+    else its one text part (parsed when it is JSON), so the model and the
+    person read ``{"status": "shipped"}``, not a JSON string inside a content
+    list; a result with images or several parts is left as it is."""
+    if not isinstance(result, dict) or result.get("isError") or result.get("is_error"):
+        return result
+    structured = result.get("structuredContent") or result.get("structured_content")
+    if isinstance(structured, dict) and structured:
+        return structured
+    content = result.get("content")
+    if not isinstance(content, list) or len(content) != 1:
+        return result
+    (part,) = content
+    if (
+        not isinstance(part, dict)
+        or part.get("type") != "text"
+        or not isinstance(part.get("text"), str)
+    ):
+        return result
+    try:
+        parsed = json.loads(part["text"])
+    except ValueError:
+        return {"result": part["text"]}
+    return parsed if isinstance(parsed, dict) else {"result": parsed}
 
 
 def _expand(value: str, server: McpServer, environ: Mapping[str, str]) -> str:
@@ -217,8 +245,10 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             mark = tail.mark() if tail is not None else 0
             result = await super().run_async(args=args, tool_context=tool_context)
             failed = _failure(self.name, result)
-            if failed is result or tail is None:
-                return result
+            if failed is result:
+                return _plain(result)
+            if tail is None:
+                return failed
             # A bare "Error executing tool X" says nothing: add what the server
             # wrote to stderr meanwhile (the whole of it is in troupe.log).
             own = getattr(self.raw_mcp_tool, "name", None) or self.name
@@ -264,13 +294,27 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             )
             self._troupe_claims = claims if claims is not None else ToolClaims()
             self.troupe_stderr = stderr
+            self.troupe_start_approved = False
+            """True once a person allowed this server to start outside the jail."""
+            self._troupe_said_not_started = False
 
         def __repr__(self) -> str:
             return f"MCP server {self.troupe_placement.server.name!r}"
 
+        @property
+        def troupe_waits_for_approval(self) -> bool:
+            """True while the server would start outside the jail (not active here)
+            and nobody allowed that: it is not started, and offers no tools."""
+            return self._troupe_unjailed and not self.troupe_start_approved
+
         async def get_tools(
             self, readonly_context: ReadonlyContext | None = None
         ) -> list[BaseTool]:
+            if self.troupe_waits_for_approval:
+                if not self._troupe_said_not_started:
+                    self._troupe_said_not_started = True
+                    logger.warning("%s", not_started_unjailed(self.troupe_placement.server.name))
+                return []
             tools = await super().get_tools(readonly_context)
             server = self.troupe_placement.server.name
             visible: list[BaseTool] = []
@@ -312,6 +356,27 @@ def _toolset_class() -> Callable[..., BaseToolset]:
             return visible
 
     return TroupeMcpToolset
+
+
+def not_started_unjailed(name: str) -> str:
+    """Why the stdio server ``name`` was not started, and the two ways to start it."""
+    return (
+        f"MCP server {name!r} was not started: the sandbox is not active on this machine, "
+        "so it would run unjailed with your user's privileges; approve it when `troupe "
+        "chat` asks at a terminal, or set `jail: false` on its entry in a config file you "
+        "trust (`troupe trust`)"
+    )
+
+
+def waiting_for_approval(root: BaseAgent) -> list[BaseToolset]:
+    """The MCP toolsets under ``root`` whose server waits for a person's approval
+    to start outside the jail (see :func:`approve_unjailed_start`)."""
+    return [t for t in mcp_toolsets(root) if getattr(t, "troupe_waits_for_approval", False)]
+
+
+def approve_unjailed_start(toolset: BaseToolset) -> None:
+    """A person allowed ``toolset``'s server to start outside the jail."""
+    toolset.troupe_start_approved = True  # type: ignore[attr-defined]
 
 
 def build_toolset(

@@ -16,6 +16,11 @@ _PATH = re.compile(
     r"|[\w.-]+(?:/[\w.-]+)*/(?![\w-]|\.[\w./]))"
 )
 _NUMBER = re.compile(r"\b\d+\b")
+_IDENTIFIER = re.compile(r"(?<![\w@.])#?([A-Za-z]{0,4}-?\d[\w-]*\d|\d{3,})(?![\w@])")
+"""An order number, a booking reference or a flight number written inline
+("order 48213", "HB-204517", "#19385", "LH1172")."""
+_ID_SUFFIXES = ("_id", "id", "_number", "_no", "_ref", "reference", "_code")
+"""Parameter names that take such an identifier."""
 
 _PATH_PARAMS = {"path", "file", "filename", "file_path", "filepath", "dir", "directory", "folder"}
 _COMMAND_PARAMS = {"command", "cmd", "shell_command", "script"}
@@ -86,6 +91,11 @@ def find_command(text: str) -> str | None:
     return match.group(1).strip().rstrip(".") if match else None
 
 
+def _quoted_values(text: str) -> list[str]:
+    """Quoted spans of ``text`` that are values, not a path or an address."""
+    return [s for s in quoted(text) if find_path(s) != s and find_url(s) is None]
+
+
 def _remainder(text: str) -> str:
     spans = quoted(text)
     if spans:
@@ -116,6 +126,7 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
     tools that merely share a word with it ("run `ls`" is exec, not skill_run).
     """
     props: dict[str, Any] = (schema or {}).get("properties") or {}
+    required = set((schema or {}).get("required") or [])
     score = 0
     for name in props:
         key = name.lower()
@@ -126,7 +137,51 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
                 score += 5
             elif _RUN_VERB.search(text):
                 score += 4
+        elif (kind := _value_kind(key, props[name])) is not None:
+            # A tool whose typed arguments the request gives (an order number,
+            # an e-mail) beats one that would be called without them.
+            if _find_value(kind, text) is not None:
+                score += 2
+            elif name in required:
+                score -= 2
     return score
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_CODE = re.compile(r"\b[A-Z]{3}\b")
+_AMOUNT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+
+
+def _value_kind(key: str, prop: Any) -> str | None:
+    """Which kind of value a parameter takes, read from its name and type:
+    an identifier, an e-mail, a date, a currency code, an amount, or None."""
+    kind = (prop or {}).get("type") if isinstance(prop, dict) else None
+    if "mail" in key:
+        return "email"
+    if key.endswith(_ID_SUFFIXES) and kind != "integer":
+        return "id"
+    if key == "date" or key.endswith(("_date", "date")):
+        return "date"
+    if "currency" in key:
+        return "code"
+    if kind == "number":
+        return "amount"
+    return None
+
+
+def _find_value(kind: str, text: str) -> Any:
+    """The first value of ``kind`` written in ``text``, or None."""
+    if kind == "id":
+        found = _IDENTIFIER.search(text)
+        return found.group(1) if found else None
+    pattern = {"email": _EMAIL, "date": _ISO_DATE, "code": _CODE, "amount": _AMOUNT}[kind]
+    match = pattern.search(text)
+    if match is None:
+        return None
+    if kind == "amount":
+        return float(match.group(0).replace(",", "."))
+    return match.group(0)
 
 
 _PAIR = re.compile(r"^\s*([\w.-]+):\s+(.+?)\s*$")
@@ -161,9 +216,26 @@ def value_in_result(result: str, request: str) -> str | None:
     return plain[0][1] if plain else (result.strip() or None)
 
 
+_NAMED = re.compile(
+    r"\b(?:named|called|titled|labell?ed|name\s+it|call\s+it)\s+[\"'`“]?([\w.@-]+)", re.I
+)
+"""A name given in so many words: "a secret named DB_PASS", "a file called notes.md"."""
+_NAME_PARAMS = {"name", "title", "label", "secret_name", "key_name"}
+"""Parameters that take the name of what a call creates or finds."""
+
+
+def given_name(request: str) -> str | None:
+    """The name a request gives in so many words ("named X", "called X"), else None."""
+    match = _NAMED.search(request)
+    return match.group(1).rstrip(".,;:!?") if match else None
+
+
 def name_for(request: str) -> str | None:
-    """A name the request gives (quoted), or one made of what it refers to:
-    'store it as a secret (the database password)' -> ``database_password``."""
+    """A name the request gives ("named X", "called X", quoted), or one made of
+    what it refers to: 'store it as a secret (the database password)' ->
+    ``database_password``."""
+    if (named := given_name(request)) is not None:
+        return named
     spans = quoted(request)
     if spans:
         return spans[0]
@@ -202,9 +274,14 @@ def fill_arguments(
             if value is None and re.search(r"\b(here|this (folder|directory))\b", text, re.I):
                 value = "."
         elif key in _TEXT_PARAMS:
-            value = _remainder(text) if previous is None else value_in_result(previous, text)
-        elif key == "name" and previous is not None:
-            value = name_for(text)
+            # The step's own quoted value ('write "done" to out.txt') wins over
+            # what the step before it produced.
+            own = previous is None or bool(_quoted_values(text))
+            value = _remainder(text) if own else value_in_result(previous or "", text)
+        elif key in _NAME_PARAMS:
+            value = given_name(text) or (name_for(text) if previous is not None else None)
+        elif (kind := _value_kind(key, prop)) is not None:
+            value = _find_value(kind, text)
         elif (prop or {}).get("type") == "integer":
             numbers = _NUMBER.findall(text)
             value = int(numbers[0]) if numbers else None

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncGenerator, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from google.adk.models.base_llm import BaseLlm
@@ -40,10 +39,12 @@ from .. import prompts
 from .._adk_compat import is_relayed_context, relayed_tool_results
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.agent_schema import choice_reply, offered_agents
+from ..routing.router import is_open_question, split_outside_quotes
 from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments, find_path, find_url
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
+from .team_view import TeamRoute
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_LABEL = "offline (rule-based stand-in, not a language model)"
@@ -62,9 +63,8 @@ _GREETINGS = (
     "bye",
     "goodbye",
 )
-_WEAK_HINT = 0.28
-"""Below this, the router's best candidate is a guess: the orchestrator hands
-the request on only when a keyword of that agent is in it too."""
+_QUOTE_LIMIT = 160
+"""The longest quote of a request that a refusal repeats."""
 _CONDITION = re.compile(r"^(?:if|when|once|unless|in case|as soon as)\b", re.I)
 """A clause that is the condition of the step after it ("if it's down, ...")."""
 _SYNONYMS = {
@@ -127,22 +127,6 @@ _PLAN_LEAD = re.compile(
     r"(?:\s+steps)?(?:\s+(?:to|for|how\s+to))?\s+",
     re.I,
 )
-
-
-@dataclass(frozen=True)
-class TeamRoute:
-    """One team member as the offline model sees it: given by the tree as data."""
-
-    name: str
-    """The agent's name."""
-    keywords: tuple[str, ...]
-    """Words and phrases in a request that point to it (its keywords and the
-    topology's match phrases, which no instruction shows)."""
-    text: str = ""
-    """Its description and what it accepts, for steps that name no keyword."""
-    plans: bool = False
-    """It carries out requests of several steps (the planner): the orchestrator
-    hands it a request whose steps belong to different members."""
 
 
 def _usage(request: LlmRequest, reply: str) -> types.GenerateContentResponseUsageMetadata:
@@ -431,9 +415,9 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
     parts = _GOAL_COLON.split(text, maxsplit=1)
     introduced = len(parts) == 2 and parts[1].strip() and _PLAN_GOAL.search(parts[0])
     goal = parts[1] if introduced else _PLAN_LEAD.sub("", text)
-    steps = [c for c in map(_clause, _SPLIT_STEPS.split(goal)) if c]
+    steps = [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, goal)) if c]
     if len(steps) == 1:
-        steps = [c for c in map(_clause, _STEP_COMMA.split(goal)) if c]
+        steps = [c for c in map(_clause, split_outside_quotes(_STEP_COMMA, goal)) if c]
     else:
         steps = [part for step in steps for part in _split_if_shared(step, team)]
     return _step_owners(_with_conditions(steps), goal, team)
@@ -442,7 +426,7 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
 def _split_if_shared(step: str, team: Sequence[TeamRoute]) -> list[str]:
     """``step`` split at its 'and's and commas when its parts name different
     members ("hash the dump and record the hash in our wiki"), else whole."""
-    parts = [c for c in map(_clause, _STEP_COMMA.split(step)) if c]
+    parts = [c for c in map(_clause, split_outside_quotes(_STEP_COMMA, step)) if c]
     owners: list[TeamRoute] = []
     for part in parts:
         route = _owner_after(part, owners[-1] if owners else None, team)
@@ -472,6 +456,79 @@ def _plan_text(owners: Sequence[tuple[str, str]]) -> str:
     lines = ["Plan for review:"]
     lines += [f"{i}. {step} -> {owner}" for i, (step, owner) in enumerate(owners, 1)]
     return "\n".join(lines)
+
+
+_DESTRUCTIVE = (
+    "cancel", "delete", "remove", "refund", "overwrite", "drop", "destroy", "revoke",
+    "erase", "purge", "wipe", "close", "terminate", "unsubscribe", "deactivate",
+)  # fmt: skip
+"""Words in a tool's name that mark an effect that cannot be taken back."""
+
+
+_CHANGES = (
+    "set", "store", "save", "write", "create", "add", "update", "edit", "put", "append",
+    "move", "rename", "book", "send", "post", "pay", "transfer", "change", "redeem", "issue",
+)  # fmt: skip
+"""Words in a tool's name that mark a change to something kept."""
+
+
+def _may_call(tool: str, request: str) -> bool:
+    """Whether the stand-in may call ``tool`` for ``request``. A tool whose name
+    says it cancels, deletes or refunds is called only when the request asks
+    for that very thing in so many words, and never to answer a question
+    ("where is my order 10422?" does not cancel it); a question about the
+    world or the user's things ("which secrets are saved?") changes nothing."""
+    parts = set(words(tool.replace("_", " ")))
+    effects = [w for w in _DESTRUCTIVE if w in parts]
+    asked = words(request)
+    if effects:
+        if "?" in request or is_open_question(request):
+            return False
+        return any(w.startswith(effect) for effect in effects for w in asked)
+    return not (parts & set(_CHANGES) and _asks_what(request))
+
+
+def _asks_what(request: str) -> bool:
+    """A question that asks for something, opening with a question word
+    ("which secrets are saved?"), not a request put as one ("can you save ...?")."""
+    first = words(request)[:1]
+    return bool(first) and first[0] in _QUESTION_WORDS
+
+
+_QUESTION_WORDS = frozenset(
+    ("what", "whats", "which", "where", "when", "who", "whose", "how", "why", "is", "are", "do",
+     "does", "did", "was", "were", "has", "have")
+)  # fmt: skip
+
+
+def _own_steps(text: str) -> list[str]:
+    """``text``'s ordered steps ("read notes.txt, then write ..."), quotes kept whole."""
+    return [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, text)) if c]
+
+
+def _turn_results(request: LlmRequest) -> list[types.FunctionResponse]:
+    """The tool results this agent got since the user's last message, in order
+    (a transfer's is not a tool's), the last one for each call: a call that
+    waited for approval is answered twice, first with the request for it."""
+    found: list[types.FunctionResponse] = []
+    for content in reversed(request.contents):
+        if content.role == "user" and any(p.text and p.text.strip() for p in content.parts or []):
+            break
+        for part in reversed(content.parts or []):
+            response = part.function_response
+            if response is not None and response.name != TRANSFER_TOOL:
+                found.append(response)
+    last: dict[str, types.FunctionResponse] = {}
+    for index, response in enumerate(reversed(found)):
+        last[response.id or str(index)] = response
+    return list(last.values())
+
+
+def _payload(response: types.FunctionResponse) -> Any:
+    payload = response.response or {}
+    if isinstance(payload, dict) and set(payload) == {"result"}:
+        return payload["result"]
+    return payload
 
 
 def _step_results(request: LlmRequest, team_tools: set[str]) -> list[tuple[str, str]]:
@@ -545,7 +602,10 @@ class OfflineModel(BaseLlm):
         results = _last_function_responses(request)
         failed_transfer = bool(results) and all(r.name == TRANSFER_TOOL for r in results)
         if results and not failed_transfer:
-            return [types.Part(text=self._report(results))]
+            tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
+            if (step := self._next_step(text, request, tools)) is not None:
+                return step
+            return [types.Part(text=self._report(_turn_results(request) or results))]
         offered = offered_agents(request.config.response_schema)
         if self._is_root() and offered is not None:
             return [types.Part(text=self._choose(text, offered, request))]
@@ -553,7 +613,10 @@ class OfflineModel(BaseLlm):
             return self._orchestrate(text, list(self.team), request)
         tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
         if tools:
-            return self._act(text, tools)
+            # Ordered steps of one request are this agent's one call at a time
+            # (see _next_step): the first call is the first step's.
+            steps = [] if _PREVIOUS_STEP in text else _own_steps(text)
+            return self._act(steps[0] if len(steps) > 1 else text, tools)
         return [types.Part(text=self._reason(text))]
 
     def _orchestrate(
@@ -576,21 +639,19 @@ class OfflineModel(BaseLlm):
         if (planner := self._planner_for(text, excluded)) is not None:
             call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: planner.name})
             return [types.Part(function_call=call)]
-        hinted = prompts.router_candidates(system_text(request))
+        system = system_text(request)
+        hinted = prompts.router_candidates(system)
         if hinted is not None:
-            # The router already scored the team: follow its best candidate.
+            # The router already scored the team: follow its best candidate,
+            # or, when it names none, answer without one.
             known = {r.name for r in routes} - excluded
             route = next((r for r in routes for n, _ in hinted[:1] if r.name == n), None)
             if route is None or route.name not in known:
-                return [types.Part(text=self._direct(text))]
-            if hinted[0][1] < _WEAK_HINT and _score(text, route)[0] == 0:
-                # The router's best is a weak guess and no keyword of that
-                # agent is in the request: no one on the team does this.
-                return [types.Part(text=self._direct(text))]
+                return [types.Part(text=self._no_agent(text))]
         else:
             route = best_route(text, [r for r in routes if r.name not in excluded])
         if route is None:
-            return [types.Part(text=self._direct(text))]
+            return [types.Part(text=self._no_agent(text))]
         call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: route.name})
         return [types.Part(function_call=call)]
 
@@ -602,7 +663,7 @@ class OfflineModel(BaseLlm):
         target = str((call.args or {}).get(TRANSFER_ARG, "")) if call else ""
         if target in offered:
             return choice_reply(target)
-        return choice_reply(None, " ".join(p.text for p in parts if p.text) or self._direct(text))
+        return choice_reply(None, " ".join(p.text for p in parts if p.text) or self._no_agent(text))
 
     def _planner_for(self, text: str, excluded: set[str]) -> TeamRoute | None:
         """The team's planner, when ``text`` opens by asking for a plan ("plan:
@@ -615,15 +676,45 @@ class OfflineModel(BaseLlm):
         owners = {owner for _, owner in _plan(text, [r for r in self.team if not r.plans])}
         return planner if len(owners) > 1 else None
 
-    @staticmethod
-    def _direct(text: str) -> str:
+    def _no_agent(self, text: str) -> str:
+        """The answer when no team member takes ``text``: a greeting's reply; for
+        a question about the world, that the stand-in knows nothing of it; for
+        anything else, that nobody on the team can do it, quoting what was
+        asked and saying what the team can do."""
         if _is_greeting(text):
             return _greeting_reply(text)
+        if is_open_question(text):
+            return (
+                "I am troupe's offline model, a rule-based stand-in without general "
+                "knowledge, so I cannot answer questions like this one myself. Configure "
+                "a real model with --model for open questions."
+            )
+        abilities = ", ".join(dict.fromkeys(a for r in self.team for a in r.abilities))
+        offer = f" The team can help with {abilities}." if abilities else ""
+        asked = " ".join(text.split())
+        asked = asked if len(asked) <= _QUOTE_LIMIT else asked[: _QUOTE_LIMIT - 1] + "…"
         return (
-            "I am troupe's offline model, a rule-based stand-in without general "
-            "knowledge, and no agent on the team matches this request. Configure a "
-            "real model with --model for open questions."
+            f"I cannot do that: nobody on this team has a tool for “{asked}”.{offer} "
+            "(troupe's offline model, a rule-based stand-in)"
         )
+
+    def _next_step(
+        self, text: str, request: LlmRequest, tools: dict[str, types.FunctionDeclaration]
+    ) -> list[types.Part] | None:
+        """The call for the next of ``text``'s ordered steps ("read notes.txt, then
+        write 'done' to out.txt") when they are all this agent's, the steps
+        before it ran without an error, and one remains; else None (report)."""
+        if not tools or _PREVIOUS_STEP in text:
+            return None  # a plan step is one step: the planner orders the rest
+        steps = _own_steps(text)
+        done = _turn_results(request)
+        if len(steps) < 2 or len(done) >= len(steps):
+            return None
+        if any(isinstance(r.response, dict) and r.response.get("error") for r in done):
+            return None
+        previous = readable_result(_payload(done[-1]), _RESULT_LIMIT)
+        parts = self._act(f"{steps[len(done)]}{_PREVIOUS_STEP}{previous}", tools)
+        return parts if any(p.function_call for p in parts) else None
 
     def _act(self, text: str, tools: dict[str, types.FunctionDeclaration]) -> list[types.Part]:
         # A plan step's own words pick the agent and the tool; the previous
@@ -636,6 +727,8 @@ class OfflineModel(BaseLlm):
         request_stems |= stems(" ".join(_SYNONYM_STEMS.get(w, "") for w in request_stems))
         best_name, best_score = None, 0
         for name, decl in tools.items():
+            if not _may_call(name, own_words):
+                continue
             name_stems = stems(name.replace("_", " "))
             desc_stems = stems(decl.description or "")
             score = 3 * _name_hits(request_stems, name_stems) + len(request_stems & desc_stems)

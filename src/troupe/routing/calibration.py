@@ -46,7 +46,11 @@ def _verdict(decision: RouteDecision, threshold: float) -> str | None:
     """What the router decides at ``threshold``: an agent, DIRECT, or None."""
     if decision.kind in ("greeting", "direct"):
         return DIRECT
-    if decision.kind == "route" and decision.agent and decision.confidence >= threshold:
+    if (
+        decision.kind == "route"
+        and decision.agent
+        and decision.confidence >= threshold * decision.bar
+    ):
         return decision.agent
     return None
 
@@ -72,6 +76,38 @@ def calibrate(
                 correct += verdict in expected
         points.append(CalibrationPoint(threshold, decided, correct, len(cases)))
     return points
+
+
+def calibration_error(
+    router: Router,
+    cases: Sequence[tuple[str, Sequence[str]]],
+    threshold: float,
+    *,
+    bins: int = 10,
+) -> float:
+    """How far the router's confidence is from how often it is right, over the
+    requests it routes at ``threshold``: the expected calibration error, with
+    each confidence read as a probability (clipped to 0..1) and the routes
+    grouped in ``bins`` equal slices of it. 0 means a confidence of 0.8 is
+    right 80% of the time; a larger value, that the confidence over- or
+    understates it by that much on average."""
+    decisions = router.with_threshold(threshold).decide_many([text for text, _ in cases])
+    routed = [
+        (min(1.0, max(0.0, d.confidence)), d.agent in expected)
+        for d, (_, expected) in zip(decisions, cases, strict=True)
+        if d.kind == "route" and d.agent
+    ]
+    if not routed:
+        return 0.0
+    error = 0.0
+    for index in range(bins):
+        low, high = index / bins, (index + 1) / bins
+        group = [(c, ok) for c, ok in routed if low <= c < high or (index == bins - 1 and c == 1.0)]
+        if group:
+            confidence = sum(c for c, _ in group) / len(group)
+            accuracy = sum(ok for _, ok in group) / len(group)
+            error += len(group) / len(routed) * abs(confidence - accuracy)
+    return round(error, 4)
 
 
 def choose(points: Sequence[CalibrationPoint], *, min_precision: float) -> CalibrationPoint:

@@ -25,6 +25,7 @@ from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
@@ -100,15 +101,22 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
     for item in getattr(agent, "tools", None) or []:
         if isinstance(item, BaseToolset):
             tools.extend(await _listed_tools(item))
+        elif isinstance(item, AgentTool):
+            continue  # a teammate the planner hands steps to: its work, not the planner's
         elif isinstance(item, BaseTool):
             tools.append(item)
     texts = [agent.description or ""]
     keywords: Sequence[str] = ()
     fragments: Sequence[str] = ()
+    capabilities: Sequence[str] = ()
+    examples: Sequence[str] = ()
+    names: Sequence[str] = [agent.name]
     if entry is not None:
-        texts += [entry.role, entry.accepts, entry.returns, *entry.capabilities.split(", ")]
-        texts += entry.examples
+        texts += [entry.role, entry.accepts, entry.returns]
+        examples = entry.examples
         keywords, fragments = entry.keywords, entry.match_phrases
+        capabilities = [c for c in entry.capabilities.split(", ") if c]
+        names = [agent.name, *entry.synonyms]
     texts += [t.description or "" for t in tools]
     return AgentProfile.build(
         agent.name,
@@ -117,6 +125,10 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
         tool_names=[t.name for t in tools],
         parameter_names=[p for t in tools for p in _declared_parameters(t)],
         fragments=fragments,
+        capabilities=capabilities,
+        plans=entry.plans if entry is not None else None,
+        examples=examples,
+        names=names,
     )
 
 

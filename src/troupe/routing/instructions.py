@@ -39,6 +39,11 @@ class RouteEntry:
     examples: Sequence[str] = ()
     """Requests the agent serves: the router compares requests with them for
     meaning; never written into an instruction."""
+    plans: bool = False
+    """The agent carries out requests of several steps (the team's planner)."""
+    synonyms: Sequence[str] = ()
+    """Other names its author gave it (``courier``, ``forecaster``): words of
+    its work for the router; never written into an instruction."""
 
 
 def effective_rounds(max_delegation_rounds: int | None) -> int:
@@ -104,9 +109,10 @@ def build_orchestrator_instruction(
         "4. Verify: it is not in that agent's cannot-do list; the name is exact.",
         f"5. Delegate: call {TRANSFER_TOOL} with that name and write nothing else.",
     ]
-    if "planner" in names:
+    planner = next((e.name for e in entries if e.plans), None)
+    if planner is not None:
         protocol.insert(
-            5, "   A request for several agents or ordered steps goes to planner first."
+            5, f"   A request for several agents or ordered steps goes to {planner} first."
         )
     sections.append("\n".join(protocol))
     sections.append(
@@ -144,10 +150,19 @@ def build_specialist_instruction(
     team: Sequence[RouteEntry],
     keywords: Sequence[str] = (),
     topology: Topology | None = None,
+    toolsets: bool = False,
 ) -> str:
-    """The instruction of one specialist, with the [REJECT] protocol."""
+    """The instruction of one specialist, with the [REJECT] protocol.
+
+    ``toolsets``: the agent also holds tools listed at run time (MCP servers)
+    whose prefix the topology does not describe."""
     described = capability_description(tools, topology)
-    capabilities = described if tools else "reasoning only, no tools"
+    if tools:
+        capabilities = described
+    elif toolsets:
+        capabilities = "the tools listed below"
+    else:
+        capabilities = "reasoning only, no tools"
     peers = [e for e in team if e.name != name]
     peer_lines = "\n".join(
         f"- {e.name}: {e.capabilities or e.role}"

@@ -23,7 +23,7 @@ different agents goes to the planning agent when the tree has one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
@@ -152,6 +152,11 @@ _SEQUENCE = re.compile(
 )
 """Words that order one step after another: a request with them has steps."""
 _PLAN_WORDS = ("plan", "steps", "step by step")
+_JOINED = re.compile(
+    r";|\b(?:and|then|also|und|dann|danach|y|luego|después|et|puis|ensuite|e|depois)\b", re.I
+)
+"""Words that join one step to another (a comma alone joins details)."""
+
 _MIN_CLAUSE_WORDS = 2
 _TOP_PHRASES = 3
 """An agent's semantic score looks at its three phrases closest to the request."""
@@ -159,12 +164,29 @@ _CLAUSE_LEAD = 0.05
 _CLAUSE_MIN = 0.25
 _CLAUSE_CLEAR_LEAD = 0.15
 """A clause counts towards a compound request when its own best agent leads by this much."""
+DISTINCT_NAME = 0.5
+"""A keyword names an agent's work when at most two agents of the team are
+described by its words ("refund" on a shop team; not "order", which every
+agent that takes an order number is described by)."""
+NAMED_SHARE = 2 / 3
+"""The share of the threshold a route needs when the request names the best
+agent's keyword and no other agent's (0.5 at the default threshold)."""
+NOBODY_NEAREST = 0.25
+"""Below this, with no keyword and no structure, the best agent is nobody's
+guess: the request is left to the model with no agent named. An agent
+described only by its role and tools has phrases further from any request
+than one with example requests, whose bar is :data:`MIN_NEAREST`."""
 MIN_NEAREST = 0.35
 """A route on meaning alone (no keyword, no structure) needs one of the agent's
 phrases at least this close: leading a field of strangers is not enough."""
 _COMMON_WORDS = _word_list("common_words")
 """Everyday words a request is full of: each is itself, never a typo of a keyword
 ("from" is not "form")."""
+_TOOL_WORDS = _word_list("tool_words")
+"""Words of tool names that say nothing of the work (``get``, ``list``, ``info``)."""
+TERM_SHARE = 0.5
+"""What a word of an agent's tool names or capabilities counts for in the
+lexical signal, against one of its keywords."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +206,16 @@ class AgentProfile:
     fragments: tuple[str, ...] = ()
     """Request fragments the lexical signal looks for too, but the semantic one
     never compares with: alone they mean little ("i told you")."""
+    terms: tuple[str, ...] = ()
+    """Words that name its work in its tools' names and its capabilities
+    (``track_parcel``: track, parcel): weaker evidence than a keyword."""
+    vocabulary: frozenset[str] = frozenset()
+    """The stems of every word it is described by (texts, keywords, tools and
+    their parameters): how the router tells a word that singles it out from
+    one the whole team shares (see :meth:`Router.distinctness`)."""
+    has_examples: bool = False
+    """Its author gave example requests: a request it serves comes closer to
+    its phrases than to a role description alone (see :data:`NOBODY_NEAREST`)."""
 
     @property
     def lexical_keywords(self) -> tuple[str, ...]:
@@ -200,21 +232,48 @@ class AgentProfile:
         tool_names: Iterable[str] = (),
         parameter_names: Iterable[str] = (),
         fragments: Iterable[str] = (),
+        capabilities: Iterable[str] = (),
+        plans: bool | None = None,
+        examples: Iterable[str] = (),
+        names: Iterable[str] = (),
     ) -> AgentProfile:
-        """A profile from an agent's texts, keywords and tools.
+        """A profile from an agent's texts, keywords, capabilities and tools.
 
-        Which structures it takes and whether it plans are read from the
-        words of those same inputs.
+        Which structures it takes is read from the words of those same
+        inputs; whether it plans, from ``plans`` or else its keywords.
         """
-        phrases = tuple(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
+        tool_names = tuple(tool_names)
+        parameter_names = tuple(parameter_names)
+        capabilities = tuple(c for c in capabilities if c and c.strip())
+        # A tool's name read as words ("track parcel", "cancel order") is what
+        # a request asks for, in fewer words than its description.
+        named = tuple(" ".join(_tokens(n)) for n in tool_names if len(_tokens(n)) > 1)
+        examples = tuple(e for e in examples if e and e.strip())
+        phrases = tuple(
+            dict.fromkeys(
+                t.strip() for t in (*texts, *examples, *capabilities, *named) if t and t.strip()
+            )
+        )
         words = tuple(dict.fromkeys(k.strip().lower() for k in keywords if k and k.strip()))
         marks = {w for text in (*words, *tool_names, *parameter_names) for w in _tokens(text)}
         structures = frozenset(
             kind for kind, (_, markers) in STRUCTURES.items() if marks & set(markers)
         )
-        plans = any(p in words for p in _PLAN_WORDS)
+        if plans is None:
+            plans = any(p in words for p in _PLAN_WORDS)
         bits = tuple(dict.fromkeys(f.strip().lower() for f in fragments if f and f.strip()))
-        return cls(name, phrases, words, structures, plans, bits)
+        keyword_words = {t for k in (*words, *bits) for t in _tokens(k)}
+        terms = tuple(
+            dict.fromkeys(
+                t
+                for source in (*tool_names, *capabilities, *names)
+                for t in _tokens(source)
+                if _names_work(t) and t not in keyword_words
+            )
+        )
+        described = (*phrases, *words, *bits, *tool_names, *parameter_names, *names)
+        vocabulary = frozenset(_stem(t) for text in described for t in _tokens(text))
+        return cls(name, phrases, words, structures, plans, bits, terms, vocabulary, bool(examples))
 
 
 @dataclass(frozen=True)
@@ -228,6 +287,12 @@ class Candidate:
     structure: float = 0.0
     nearest: float = 0.0
     """Similarity to the agent's single closest phrase."""
+    keyword: bool = False
+    """One of the agent's own keywords (or match phrases) is in the request."""
+    named: bool = False
+    """One of the agent's own keywords (or match phrases) that singles it out
+    on the team is in the request: the request names its work in its author's
+    words (see :data:`DISTINCT_NAME`)."""
 
 
 @dataclass(frozen=True)
@@ -247,15 +312,39 @@ class RouteDecision:
     """Agents best first."""
     compound: bool = False
     """The request's clauses belong to different agents."""
+    nobody: bool = False
+    """No agent's words, structure or close meaning is in the request: it
+    looks like work nobody on the team does (``agent`` is None)."""
+    bar: float = 1.0
+    """The share of the threshold this decision's confidence had to reach
+    (:data:`NAMED_SHARE` when the request names the agent's work)."""
 
     def hint(self, limit: int = 3) -> str:
         """The candidates as a section of the orchestrator's instruction."""
         shown = [(c.name, c.score) for c in self.candidates[:limit]]
-        return router_hint(shown, compound=self.compound, direct=self.agent is None)
+        direct = self.agent is None and not self.nobody
+        return router_hint(shown, compound=self.compound, direct=direct, nobody=self.nobody)
 
 
 def _tokens(text: str) -> list[str]:
     return [t for t in _WORD.findall(text.lower().replace("_", " ")) if t]
+
+
+def _stem(token: str) -> str:
+    """A word's first five letters: ``orders`` and ``order``, ``delivery`` and
+    ``deliver`` meet; enough to count which agents a word describes."""
+    return token[:5]
+
+
+def _names_work(token: str) -> bool:
+    """A word of a tool's name or a capability that says what the work is about
+    (``parcel``, ``refund``), not a function word or a generic tool verb."""
+    return (
+        len(token) >= 3
+        and not token.isdigit()
+        and token not in _COMMON_WORDS
+        and token not in _TOOL_WORDS
+    )
 
 
 @lru_cache(maxsize=8192)
@@ -286,26 +375,48 @@ def _fuzzy_equal(token: str, word: str) -> bool:
     return len(word) > 5 or sorted(token) == sorted(word) or len(token) != len(word)
 
 
-def _keyword_found(tokens: Sequence[str], keyword: str) -> bool:
+def _keyword_found(
+    tokens: Sequence[str], keyword: str, known: frozenset[str] = frozenset()
+) -> bool:
+    """``keyword`` is in ``tokens``, one typo allowed per word. A token that is
+    itself one of the team's own words (``known``) is that word: it meets a
+    keyword only as written or as its longer form, never as a typo of another
+    ("order" is not "ordner" on a team that has both)."""
     parts = _keyword_tokens(keyword)
     if not parts:
         return False
-    if len(parts) == 1:
-        return any(_fuzzy_equal(t, parts[0]) for t in tokens)
+
+    def meets(token: str, part: str) -> bool:
+        if token in known and token != part:
+            return token.startswith(part) and len(token) - len(part) <= 3
+        return _fuzzy_equal(token, part)
+
     n = len(parts)
     return any(
-        all(_fuzzy_equal(tokens[i + j], parts[j]) for j in range(n))
-        for i in range(len(tokens) - n + 1)
+        all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in range(len(tokens) - n + 1)
     )
 
 
-def lexical_score(text: str, keywords: Sequence[str]) -> float:
+def lexical_score(
+    text: str,
+    keywords: Sequence[str],
+    *,
+    terms: Sequence[str] = (),
+    weight: Callable[[str], float] = lambda _: 1.0,
+    known: frozenset[str] = frozenset(),
+) -> float:
     """0..1: how much of an agent's vocabulary ``text`` uses, typos tolerated.
 
-    A multi-word keyword counts twice; three single-word hits saturate.
+    A multi-word keyword counts twice; three single-word hits saturate. A
+    word of a tool's name or capability (``terms``) counts :data:`TERM_SHARE`
+    of a keyword. ``weight`` scales each by how much it singles the agent out
+    (see :meth:`Router.distinctness`); by default every word counts fully.
     """
     tokens = _tokens(text)
-    hits = sum(len(_keyword_tokens(k)) for k in keywords if _keyword_found(tokens, k))
+    hits = sum(
+        len(_keyword_tokens(k)) * weight(k) for k in keywords if _keyword_found(tokens, k, known)
+    )
+    hits += sum(TERM_SHARE * weight(t) for t in terms if _keyword_found(tokens, t, known))
     return min(1.0, hits / 3)
 
 
@@ -355,10 +466,76 @@ def is_open_question(text: str) -> bool:
     )
 
 
+_EXPLANATION_WORDS = _word_list("explanation_words")
+"""Words that ask for an explanation of something in general ("why",
+"difference", "define", "meaning"), in the languages the router is measured on."""
+_EXPLANATION = re.compile(
+    r"^(?:\W*\w+\W+){0,3}?(?:"
+    r"what(?:'s| is| are)\s+(?:an?|the\s+(?:point|idea|purpose))\b"
+    r"|how\s+(?:do|does|dose|did|can|could|would)\b|what\s+makes\b|walk\s+me\s+through"
+    r"|what\s+(?:does|do)\b.*\b(?:mean|do|stand\s+for)\b"
+    r"|(?:was|wie)\s+(?:ist|sind|funktioniert)\s+(?:ein|eine|der|die|das)\b"
+    r"|qu[ée]\s+es\s+(?:un|una|el|la)\b|c[óo]mo\s+funciona"
+    r"|qu'est-ce\s+qu|comment\s+fonctionne"
+    r"|o\s+que\s+[ée]\s+(?:um|uma|o|a)\b|como\s+funciona)",
+    re.I,
+)
+
+
+def asks_for_explanation(text: str) -> bool:
+    """A question that asks what something is, why, or how it works in general
+    ("what is a knowledge graph?", "how does a browser render a page?", "why
+    sign a file?"), as opposed to one that asks for the state of something
+    ("what's the status of order 48213?")."""
+    tokens = _tokens(text)[: _OPENER_WITHIN + 2]
+    return any(t in _EXPLANATION_WORDS for t in tokens) or bool(_EXPLANATION.search(text))
+
+
+_QUOTED_SPAN = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”")
+"""A back-quoted command or a double-quoted value: one piece, whatever is inside."""
+
+
+def split_outside_quotes(pattern: re.Pattern[str], text: str) -> list[str]:
+    """``pattern.split(text)``, never inside a back-quoted or double-quoted span
+    ("run `sleep 1; echo x`" is one step, not two)."""
+    spans: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    hidden = _QUOTED_SPAN.sub(hide, text)
+    parts = pattern.split(hidden)
+    return [
+        re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], part)
+        for part in parts
+        if part is not None
+    ]
+
+
+_PAYLOAD = re.compile(r"^(?P<ask>[^:\n]{8,}?)\s*:\s+(?P<payload>\S.*)$", re.S)
+"""An instruction, then a colon, then what it is to work on."""
+
+
+def instruction_of(text: str) -> str:
+    """The part of a request that asks for the work: before a colon that
+    introduces what to work on ("add to the knowledge base: the staging url is
+    http://..."), the whole request otherwise. What follows such a colon is
+    content; its words and addresses do not say whose work it is. A colon of
+    an address ("https://") or a time ("10:30") introduces nothing."""
+    match = _PAYLOAD.match(text.strip())
+    if match is None or len(_tokens(match.group("ask"))) < 2:
+        return text
+    if _SEQUENCE.search(match.group("payload")):
+        return text  # "...: xoxb-123. Then write ..." goes on with a step of its own
+    return match.group("ask")
+
+
 def split_clauses(text: str) -> list[str]:
     """The parts of a request joined by 'and', 'then', commas (and their
-    German, Spanish, French and Portuguese forms), each with two words or more."""
-    parts = [p.strip(" .,;") for p in _CLAUSE_SPLIT.split(text)]
+    German, Spanish, French and Portuguese forms), each with two words or more;
+    a back-quoted command or a quoted value is never split."""
+    parts = [p.strip(" .,;") for p in split_outside_quotes(_CLAUSE_SPLIT, text)]
     return [p for p in parts if len(_tokens(p)) >= _MIN_CLAUSE_WORDS]
 
 
@@ -375,12 +552,45 @@ class Router:
     _matrix: Any = field(default=None, init=False, repr=False)
     _owners: list[int] = field(default_factory=list, init=False, repr=False)
     _greeting_rows: int = field(default=0, init=False, repr=False)
+    _spread: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _words: frozenset[str] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def _team_words(self) -> frozenset[str]:
+        """Every word of the team's keywords, match phrases and tool terms."""
+        if self._words is None:
+            self._words = frozenset(
+                t
+                for profile in self.profiles
+                for phrase in (*profile.lexical_keywords, *profile.terms)
+                for t in _keyword_tokens(phrase)
+            )
+        return self._words
+
+    def distinctness(self, phrase: str) -> float:
+        """How much ``phrase`` singles one agent out on this team: 1 over the
+        number of agents described by its most telling word. "refund" on
+        a team where only one agent mentions refunds counts fully; "order" on
+        a team where orders, returns and shipping all take an order number
+        counts a third: a word the team shares is an entity, not the work."""
+        if not self._spread:
+            counts: dict[str, int] = {}
+            for profile in self.profiles:
+                for stem in profile.vocabulary:
+                    counts[stem] = counts.get(stem, 0) + 1
+            self._spread = counts or {"": 1}
+        parts = _keyword_tokens(phrase)
+        if not parts:
+            return 0.0
+        # A phrase is as telling as its most telling word ("tracking number").
+        return max(1 / max(1, self._spread.get(_stem(p), 1)) for p in parts)
 
     def with_threshold(self, threshold: float) -> Router:
         """The same router (sharing its encoded phrases) with another threshold."""
         other = Router(self.profiles, self.encoder, threshold, self.cache)
         other._matrix = self._phrase_matrix()
         other._owners, other._greeting_rows = self._owners, self._greeting_rows
+        other._spread = self._spread
         return other
 
     def _phrase_matrix(self) -> Any:
@@ -443,15 +653,39 @@ class Router:
     def _candidates(
         self, text: str, semantic: Sequence[float], nearest: Sequence[float]
     ) -> list[Candidate]:
-        found = structures_in(text)
+        asked = instruction_of(text)
+        found = structures_in(asked)
+        # An address or a path is structure; its letters ("http", "docs") are
+        # not words of the request as well.
+        words = _URL.sub(" ", asked)
+        tokens = _tokens(words)
         out = []
         for profile, sem, near in zip(self.profiles, semantic, nearest, strict=True):
-            lex = lexical_score(text, profile.lexical_keywords)
+            lex = lexical_score(
+                words,
+                profile.lexical_keywords,
+                terms=profile.terms,
+                weight=self.distinctness,
+                known=self._team_words,
+            )
+            found_words = [
+                k
+                for k in profile.lexical_keywords
+                if lex and _keyword_found(tokens, k, self._team_words)
+            ]
+            named = any(self.distinctness(k) >= DISTINCT_NAME for k in found_words)
             struct = 1.0 if found & profile.structures else 0.0
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
             out.append(
                 Candidate(
-                    profile.name, round(float(total), 4), float(sem), lex, struct, float(near)
+                    profile.name,
+                    round(float(total), 4),
+                    float(sem),
+                    lex,
+                    struct,
+                    float(near),
+                    bool(found_words),
+                    named,
                 )
             )
         out.sort(key=lambda c: -c.score)
@@ -465,7 +699,7 @@ class Router:
         """Decisions for several requests, encoded as one batch."""
         if not self.profiles:
             return [RouteDecision("defer", None, 0.0) for _ in texts]
-        clauses = [split_clauses(t) for t in texts]
+        clauses = [split_clauses(instruction_of(t)) for t in texts]
         flat = [*texts, *(c for parts in clauses for c in parts)]
         semantic, nearest, greeting, question = self._semantic(flat)
         decisions = []
@@ -474,18 +708,27 @@ class Router:
             ranked = self._candidates(text, semantic[i], nearest[i])
             parts = clauses[i]
             owners = set()
-            elsewhere = False
+            elsewhere = another = False
             for j, part in enumerate(parts if len(parts) > 1 else ()):
                 top = self._candidates(part, semantic[offset + j], nearest[offset + j])
                 if self._owns_clause(top):
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
                 elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys
+                another = another or (
+                    top[0].name != ranked[0].name and self._owns_clause(top) and not nobodys
+                )
             offset += len(parts)
-            compound = len(owners) > 1 or self._asks_for_a_plan(parts)
+            # Parts joined only by commas are details of one request ("a room in
+            # Nice, budget 120 a night"); steps are joined by "and", "then", ";".
+            joined = bool(_JOINED.search(text)) and len(parts) > 1
+            compound = (len(owners) > 1 and joined) or self._asks_for_a_plan(parts)
             # Ordered steps ("..., then ...") of which one is another agent's, or
             # nobody's: one agent would not do them all.
-            steps_elsewhere = elsewhere and bool(_SEQUENCE.search(text))
+            # Parts joined by "and" of which one clearly leans to another agent
+            # are not one agent's either ("find me a flight, and tell me what
+            # 200 euros are in pounds").
+            steps_elsewhere = (elsewhere and bool(_SEQUENCE.search(text))) or (another and joined)
             decisions.append(
                 self._judge(
                     text,
@@ -498,15 +741,36 @@ class Router:
             )
         return decisions
 
-    def _asks_for_a_plan(self, parts: Sequence[str]) -> bool:
-        """Several steps whose first one names the planning agent's work ("plan
-        the release: write the changelog, then tag it")."""
+    def _nobody_below(self, agent: str) -> float:
+        """How close a request must come to ``agent``'s phrases, on meaning
+        alone, to be its guess at all (see :data:`NOBODY_NEAREST`)."""
+        profile = next(p for p in self.profiles if p.name == agent)
+        return MIN_NEAREST if profile.has_examples else NOBODY_NEAREST
+
+    @property
+    def _planners(self) -> set[str]:
+        return {p.name for p in self.profiles if p.plans}
+
+    def _opens_with_plan(self, text: str) -> bool:
+        """``text`` asks for the planning agent's work ("plan the release: ...",
+        "can you plan my trip ...", "I need a roadmap for ..."), rather than
+        mentioning someone's plans ("our plans changed, ...")."""
         planner = next((p for p in self.profiles if p.plans), None)
-        return (
-            planner is not None
-            and len(parts) > 1
-            and bool(lexical_score(parts[0], planner.lexical_keywords))
-        )
+        if planner is None:
+            return False
+        tokens = _tokens(text)
+        for keyword in planner.lexical_keywords:
+            parts = _keyword_tokens(keyword)
+            for i in range(len(tokens) - len(parts) + 1):
+                found = all(_fuzzy_equal(tokens[i + j], parts[j]) for j in range(len(parts)))
+                if found and (i == 0 or tokens[i - 1] not in _PERSONAL_WORDS):
+                    return True
+        return False
+
+    def _asks_for_a_plan(self, parts: Sequence[str]) -> bool:
+        """Several steps whose first one opens by asking for the planning agent's
+        work ("plan the release: write the changelog, then tag it")."""
+        return len(parts) > 1 and self._opens_with_plan(parts[0])
 
     def _owns_clause(self, ranked: list[Candidate]) -> bool:
         """The best agent of a clause clearly owns it: it leads, it is not the
@@ -557,6 +821,12 @@ class Router:
         *,
         steps_elsewhere: bool = False,
     ) -> RouteDecision:
+        if not compound and self._planners and not self._opens_with_plan(text):
+            # The planning agent orders steps; a request of one step that does
+            # not ask for a plan is some other member's, whatever its words.
+            ranked = [c for c in ranked if c.name not in self._planners] + [
+                c for c in ranked if c.name in self._planners
+            ]
         best = ranked[0]
         shape = is_greeting_shaped(text)
         if shape and best.lexical == 0 and best.structure == 0 and greeting >= best.semantic:
@@ -582,10 +852,26 @@ class Router:
         disagree = self.encoder is not None and best.semantic < max(c.semantic for c in ranked)
         # Meaning alone must come close to the agent, not just lead the others.
         faint = self.encoder is not None and _faint(best)
-        if best.structure == 0 and is_open_question(text):
-            # A question about the world names an agent's subject, not its
-            # work: the model answers it unless it sees an agent's work in it.
+        # A question about the world names an agent's subject, not its work:
+        # the model answers it unless it sees an agent's work in it. One that
+        # names the work in the team's own words ("what's the weather in Lyon
+        # tomorrow?" to a team with a weather agent) is the team's, unless it
+        # asks for an explanation ("what is a knowledge graph?").
+        world = best.structure == 0 and is_open_question(text)
+        if world and (not best.keyword or asks_for_explanation(text)):
             return RouteDecision("defer", None, confidence, tuple(ranked), compound=compound)
-        if disagree or faint or steps_elsewhere or confidence < self.threshold:
-            return RouteDecision("defer", best.name, confidence, tuple(ranked), compound=compound)
-        return RouteDecision("route", best.name, confidence, tuple(ranked), compound=compound)
+        if faint and best.nearest < self._nobody_below(best.name) and not compound:
+            # Meaning alone, and far from every agent: nobody's work, as far
+            # as the team's own words say. The model decides, told so.
+            return RouteDecision("defer", None, confidence, tuple(ranked), nobody=True)
+        # A request that names the agent's work in its author's own words, and
+        # no other agent's, needs less of a lead: the words agree with the meaning.
+        alone = best.named and not any(c.named for c in ranked[1:])
+        bar = NAMED_SHARE if alone else 1.0
+        if disagree or faint or steps_elsewhere or confidence < self.threshold * bar:
+            return RouteDecision(
+                "defer", best.name, confidence, tuple(ranked), compound=compound, bar=bar
+            )
+        return RouteDecision(
+            "route", best.name, confidence, tuple(ranked), compound=compound, bar=bar
+        )

@@ -10,6 +10,7 @@ declined (see :func:`troupe.tool_approval.refusal`).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -22,7 +23,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
 from ..errors import ConfigError
-from ..sandbox.jail import UNCONFINED
+from ..sandbox.jail import OUTSIDE, UNCONFINED
 
 if TYPE_CHECKING:
     from .assistant import Assistant
@@ -63,10 +64,17 @@ class ApprovalDecision:
     """True runs the tool; False sends the model a refusal."""
     reason: str
     """Why, in words the model and the user can read."""
+    for_session: bool = False
+    """Approved by the session's allow list, or answered "always" (added to it)."""
 
 
-AskUser = Callable[[ApprovalRequest], bool | Awaitable[bool]]
-"""Asks a person about one request; True approves. May be sync or async."""
+ALWAYS = "always"
+"""What an :data:`AskUser` returns to approve this call and every later call of the
+same tool in the session without asking again."""
+Answer = bool | Literal["always"]
+AskUser = Callable[[ApprovalRequest], Answer | Awaitable[Answer]]
+"""Asks a person about one request; True approves, ``"always"`` approves the tool
+for the rest of the session. May be sync or async."""
 OnDecision = Callable[[ApprovalRequest, ApprovalDecision], None]
 """Told about every decision, e.g. to print it."""
 
@@ -129,18 +137,30 @@ def is_approval_plumbing(event: Event) -> bool:
 
 
 async def decide(
-    request: ApprovalRequest, policy: ApprovalPolicy, ask: AskUser | None = None
+    request: ApprovalRequest,
+    policy: ApprovalPolicy,
+    ask: AskUser | None = None,
+    allowed: set[str] | None = None,
 ) -> ApprovalDecision:
     """Apply ``policy`` to one request; ``ask`` is used by the ``ask`` policy, and
-    under ``auto`` for a call that would run outside the sandbox (an ``unconfined``
-    effect: bubblewrap cannot create namespaces here), which only a person may allow."""
-    if policy == "auto" and request.effect.get(UNCONFINED):
+    under ``auto`` for a call that would run unconfined (an ``unconfined`` effect:
+    bubblewrap cannot create namespaces here, or no process limit can apply), which
+    only a person may allow.
+
+    ``allowed`` is the session's allow list: a tool in it was allowed by the user
+    for the whole session and runs without asking; an ``always`` answer adds to it.
+    """
+    if allowed is not None and request.tool in allowed and policy != "deny":
+        return ApprovalDecision(
+            True, f"the user allowed {request.tool} for this session", for_session=True
+        )
+    if policy == "auto" and (why := request.effect.get(UNCONFINED)):
         if ask is None:
+            said = why if isinstance(why, str) else OUTSIDE
             return ApprovalDecision(
                 False,
-                f"{request.tool} would run outside the sandbox (it is not active on this "
-                "machine), and --approve auto does not cover that; a person must approve "
-                "it: rerun with --approve ask",
+                f"{request.tool}: {said}, and --approve auto does not cover that; a person "
+                "must approve it: rerun with --approve ask",
             )
     elif policy == "auto":
         return ApprovalDecision(True, "approved automatically (--approve auto)")
@@ -159,6 +179,11 @@ async def decide(
             answer = await answer
     except (EOFError, KeyboardInterrupt):
         answer = False
+    if answer == ALWAYS and allowed is not None:
+        allowed.add(request.tool)
+        return ApprovalDecision(
+            True, "approved by the user for the rest of this session", for_session=True
+        )
     if answer:
         return ApprovalDecision(True, "approved by the user")
     return ApprovalDecision(False, f"the user declined to run {request.tool}")
@@ -200,6 +225,27 @@ async def run_with_approvals(
     async for event in assistant.run(session_id, text):
         pending.extend(approval_requests(event))
         yield event
+    try:
+        async for event in _answer_until_done(
+            assistant, session_id, pending, policy, ask, on_decision, max_rounds
+        ):
+            yield event
+    except asyncio.CancelledError:
+        # Cancelled at the question, or before the resumed turn wrote its trace:
+        # the paused turn's trace says so instead of "awaiting approval".
+        assistant.paused_turn_cancelled(session_id)
+        raise
+
+
+async def _answer_until_done(
+    assistant: Assistant,
+    session_id: str,
+    pending: list[ApprovalRequest],
+    policy: ApprovalPolicy,
+    ask: AskUser | None,
+    on_decision: OnDecision | None,
+    max_rounds: int,
+) -> AsyncGenerator[Event, None]:
     rounds = 0
     while pending:
         rounds += 1
@@ -212,7 +258,7 @@ async def run_with_approvals(
             return
         parts = []
         for request in pending:
-            decision = await decide(request, policy, ask)
+            decision = await decide(request, policy, ask, assistant.allowed_tools(session_id))
             if on_decision is not None:
                 on_decision(request, decision)
             parts.append(confirmation_part(request, decision))

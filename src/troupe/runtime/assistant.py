@@ -12,6 +12,7 @@ plugins shared by all of them. Around each message the Assistant only
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -31,18 +32,34 @@ from .._adk_compat import unknown_agent_name
 from ..errors import InvalidRequestError, UnknownAgentError
 from ..guards.turn import Guards, TurnRecord
 from ..prompts import correction_message
+from ..stores.lock_limits import LeaseLostError
 from ..stores.session_lock import session_turns
-from ..stores.traces import TraceStore
+from ..stores.traces import (
+    ANSWERED,
+    AWAITING_APPROVAL,
+    CANCELLED,
+    FAILED,
+    INTERRUPTED,
+    TIMEOUT,
+    TraceStore,
+)
+from ..stores.turn_records import close_dangling
 from .app import DEFAULT_APP_NAME, build_app
 from .events import Step, steps
 from .plugins import NOTE_AUTHOR, message_text, note_event
-from .tracing import build_trace
+from .tracing import answers_confirmation, build_trace, record_trace
 
 logger = logging.getLogger("troupe.runtime")
 
 __all__ = ["DEFAULT_APP_NAME", "NOTE_AUTHOR", "Assistant", "TurnResult", "note_event"]
 
 DEFAULT_USER_ID = "user"
+CANCELLED_RESULT = {
+    "error": "cancelled: the user stopped this turn before the tool answered; "
+    "the call may have been cut off part way",
+    "cancelled": True,
+}
+"""The function response that closes a call its cancelled turn never answered."""
 
 
 def visible_text(event: Event) -> str:
@@ -110,6 +127,23 @@ class Assistant:
         self.last_turn: TurnRecord | None = None
         self.last_trace_id: str | None = None
         """What the guards recorded for the most recent turn."""
+        self._allowed: dict[str, set[str]] = {}
+
+    def allowed_tools(self, session_id: str) -> set[str]:
+        """The tools the user allowed for the rest of ``session_id`` ("always"):
+        a set the approval loop adds to and each of the session's traces shows."""
+        return self._allowed.setdefault(session_id, set())
+
+    def paused_turn_cancelled(self, session_id: str) -> None:
+        """Record the session's last turn, paused for an approval, as cancelled: the
+        user stopped it at the question, or before the approved call began."""
+        if self.trace_store is None:
+            return
+        found = self.trace_store.list(limit=1, session_id=session_id)
+        trace = found[0] if found else None
+        if trace is not None and trace.outcome == AWAITING_APPROVAL:
+            trace.outcome = CANCELLED
+            self.trace_store.add(trace)
 
     @property
     def agent_names(self) -> list[str]:
@@ -200,20 +234,34 @@ class Assistant:
         if guards is not None:
             guards.begin_turn(session_id)  # one record for the turn, retry included
         seen: list[Event] = []
-        outcome, error = "answered", None
+        outcome, error = ANSWERED, None
         started_at, clock = time.time(), time.perf_counter()
         try:
             async for event in self._run_with_retry(session_id, text):
                 seen.append(event)
                 yield event
+        except asyncio.CancelledError:
+            outcome = CANCELLED
+            # The calls the cancelled turn left without an answer are answered as
+            # cancelled, so the session's next turn reads a whole history.
+            await close_dangling(
+                self.session_service,
+                self.app_name,
+                self.user_id,
+                session_id,
+                result=CANCELLED_RESULT,
+            )
+            raise
         except Exception as exc:
-            outcome, error = "error", f"{type(exc).__name__}: {exc}"
+            # A turn whose process lost the session to another was closed by that one.
+            outcome = INTERRUPTED if isinstance(exc, LeaseLostError) else FAILED
+            error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             record = guards.end_turn(session_id) if guards is not None else None
             self.last_turn = record
-            if record is not None and record.timed_out and outcome == "answered":
-                outcome = "timeout"
+            if record is not None and record.timed_out and outcome == ANSWERED:
+                outcome = TIMEOUT
             if self.trace_store is not None:
                 trace = build_trace(
                     session_id,
@@ -224,8 +272,9 @@ class Assistant:
                     error=error,
                     started_at=started_at,
                     duration_s=time.perf_counter() - clock,
+                    allowed=self.allowed_tools(session_id),
                 )
-                self.trace_store.add(trace)
+                trace = record_trace(self.trace_store, trace, answers_confirmation(text))
                 self.last_trace_id = trace.id
 
     async def run_and_collect(self, session_id: str, text: str | types.Content) -> str:

@@ -32,9 +32,10 @@ from google.genai import types
 
 from .._adk_compat import enqueue_event_nowait
 from ..guards.turn import Guards, TurnRecord, stop_message
-from ..stores.traces import TraceStore
+from ..stores.lock_limits import LeaseLostError
+from ..stores.traces import ANSWERED, FAILED, INTERRUPTED, TIMEOUT, TraceStore
 from ..turn_state import NOTE_AUTHOR
-from .tracing import Tracer, build_trace
+from .tracing import Tracer, build_trace, record_trace, resumes_approval
 
 logger = logging.getLogger("troupe.runtime")
 
@@ -255,13 +256,19 @@ class TracePlugin(BasePlugin):
     async def on_run_error_callback(
         self, *, invocation_context: InvocationContext, error: Exception
     ) -> None:
-        await self._finish(invocation_context, error=f"{type(error).__name__}: {error}")
+        # A turn whose replica lost the session to another was closed by that one.
+        failed = INTERRUPTED if isinstance(error, LeaseLostError) else FAILED
+        await self._finish(
+            invocation_context, error=f"{type(error).__name__}: {error}", failed=failed
+        )
 
-    async def _finish(self, ctx: InvocationContext, *, error: str | None) -> None:
+    async def _finish(
+        self, ctx: InvocationContext, *, error: str | None, failed: str = FAILED
+    ) -> None:
         turn = self.guards.end_invocation(ctx)
         if turn is None or self.store is None:
             return
-        outcome = "error" if error else "timeout" if turn.timed_out else "answered"
+        outcome = failed if error else TIMEOUT if turn.timed_out else ANSWERED
         trace = build_trace(
             ctx.session.id,
             message_text(ctx.user_content),
@@ -274,7 +281,8 @@ class TracePlugin(BasePlugin):
         )
         try:
             # Off the event loop: the store may be a PostgreSQL database away.
-            await asyncio.to_thread(self.store.add, trace)
+            resumed = resumes_approval(ctx.user_content, ctx.session.events)
+            await asyncio.to_thread(record_trace, self.store, trace, resumed)
         except Exception as exc:  # a full disk must not fail the user's turn
             logger.warning("Could not write the trace of turn %s: %s", trace.id, exc)
 

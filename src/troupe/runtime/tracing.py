@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import asdict
+from collections.abc import Collection
+from dataclasses import asdict, replace
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
@@ -21,7 +22,15 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 from ..guards.calls import ModelCall, ToolCall, TraceLog
-from ..stores.traces import Trace
+from ..stores.traces import (
+    ANSWERED,
+    AWAITING_APPROVAL,
+    FAILED,
+    FALLBACK,
+    STOPPED,
+    Trace,
+    TraceStore,
+)
 
 MASK = "***"
 _SENSITIVE_KEY = re.compile(r"password|passwd|secret|token|api_?key|credential|private", re.I)
@@ -97,6 +106,8 @@ class Tracer:
         started = log._tool_started.pop(tool_context.function_call_id or tool.name, None)
         text = json.dumps(tool_response, default=str, ensure_ascii=False)
         error = tool_response.get("error") if isinstance(tool_response, dict) else None
+        asked = tool_context.actions.requested_tool_confirmations or {}
+        paused = tool_context.function_call_id in asked
         log.tool_calls.append(
             ToolCall(
                 agent=tool_context.agent_name,
@@ -104,10 +115,80 @@ class Tracer:
                 args=mask_args(tool.name, dict(args)),
                 result_chars=len(text),
                 duration_ms=round((time.perf_counter() - started) * 1000, 2) if started else 0.0,
-                error=str(error) if error else None,
+                error=str(error) if error and not paused else None,
+                paused_for_approval=paused,
             )
         )
         return None
+
+
+def awaits_approval(events: list[Any]) -> bool:
+    """True when the turn ended on a confirmation request nobody has answered."""
+    from .approvals import approval_requests
+
+    asked = {r.request_id for e in events for r in approval_requests(e)}
+    answered = {r.id for e in events for r in e.get_function_responses()}
+    return bool(asked - answered)
+
+
+def answers_confirmation(message: Any) -> bool:
+    """True for a user message that answers a confirmation request (an approval reply)."""
+    from .approvals import REQUEST_CONFIRMATION
+
+    parts = getattr(message, "parts", None) or []
+    return any(
+        p.function_response is not None and p.function_response.name == REQUEST_CONFIRMATION
+        for p in parts
+    )
+
+
+def continued(paused: Trace, resumed: Trace) -> Trace:
+    """One trace for a turn that paused for approval and resumed after the answer:
+    the paused turn's request, id and start, both halves' calls, the resumed half's end."""
+    path = list(paused.path)
+    for name in resumed.path:
+        if not path or path[-1] != name:
+            path.append(name)
+    return replace(
+        resumed,
+        id=paused.id,
+        session_id=paused.session_id,
+        started_at=paused.started_at,
+        duration_ms=round(paused.duration_ms + resumed.duration_ms, 2),
+        request=paused.request,
+        answer=resumed.answer or paused.answer,
+        path=path,
+        steps=paused.steps + resumed.steps,
+        model_calls=paused.model_calls + resumed.model_calls,
+        tool_calls=paused.tool_calls + resumed.tool_calls,
+        repairs=paused.repairs + resumed.repairs,
+        unresolved=paused.unresolved + resumed.unresolved,
+        invalid_names=paused.invalid_names + resumed.invalid_names,
+        rejections=paused.rejections + resumed.rejections,
+        reached=paused.reached + [r for r in resumed.reached if r not in paused.reached],
+    )
+
+
+def resumes_approval(message: Any, session_events: list[Any] | None = None) -> bool:
+    """True when a turn answers a confirmation request: its message does, or (ADK
+    resumes a paused invocation with its first message) the session's last user event."""
+    if answers_confirmation(message):
+        return True
+    for event in reversed(session_events or []):
+        if getattr(event, "author", None) == "user":
+            return answers_confirmation(event.content)
+    return False
+
+
+def record_trace(store: TraceStore, trace: Trace, resumed: bool) -> Trace:
+    """Write ``trace``; a turn ``resumed`` by an approval answer continues the
+    session's paused trace instead of starting another."""
+    if resumed:
+        last = store.list(limit=1, session_id=trace.session_id)
+        if last and last[0].outcome == AWAITING_APPROVAL:
+            trace = continued(last[0], trace)
+    store.add(trace)
+    return trace
 
 
 def clip(text: str, limit: int = _MAX_TEXT) -> str:
@@ -124,6 +205,7 @@ def build_trace(
     error: str | None,
     started_at: float,
     duration_s: float,
+    allowed: Collection[str] = (),
 ) -> Trace:
     """A :class:`Trace` from a turn's events and its guard record (may be None)."""
     from .events import steps as event_steps
@@ -134,15 +216,17 @@ def build_trace(
     path = [first] if first in ("orchestrator", "router") else []
     path += [s.name for s in all_steps if s.kind == "transfer" and s.name]
     failure = next((s for s in all_steps if s.kind == "error"), None)
-    if failure is not None and outcome == "answered":
-        outcome, error = "error", failure.text
-    if record is not None and outcome == "answered":
+    if failure is not None and outcome == ANSWERED:
+        outcome, error = FAILED, failure.text
+    if record is not None and outcome == ANSWERED:
         if record.stop_reason:
-            outcome = "stopped"
+            outcome = STOPPED
         elif getattr(record, "fell_back", False) or (
             all_steps and all_steps[-1].author == "troupe"
         ):
-            outcome = "fallback"
+            outcome = FALLBACK
+    if outcome == ANSWERED and awaits_approval(events):
+        outcome = AWAITING_APPROVAL
     log = record.trace if record is not None else TraceLog()
     return Trace(
         id=Trace.new_id(),
@@ -166,4 +250,5 @@ def build_trace(
         reached=list(record.reached if record else []),
         stop_reason=record.stop_reason if record else None,
         error=error,
+        allowed=sorted(allowed),
     )

@@ -7,8 +7,9 @@ those places so the jail can show them read-only: the folder the program is
 installed in (the virtual environment holding ``bin/python``, the folder
 holding ``node_modules``), the interpreter its ``#!`` line names, the base
 Python of a virtual environment, and files and folders named in its
-arguments; :func:`package_caches` names the caches uvx and npx run from. A
-home folder or ``/`` is never shown whole: only the file itself is.
+arguments (a script's folder, which holds the modules it imports);
+:func:`package_caches` names the caches uvx and npx run from. A home folder
+or ``/`` is never shown whole: only the file itself is.
 """
 
 from __future__ import annotations
@@ -46,7 +47,13 @@ def install_roots(
         path = Path(arg).expanduser()
         if arg.startswith("-") or not path.is_absolute() or not path.exists():
             continue
-        roots.append(path.resolve() if path.is_file() else path)
+        if path.is_file():
+            # A script's folder holds the modules it imports (server.py beside
+            # helpers.py); where that folder may not be shown, the file alone.
+            script = path.resolve()
+            roots.append(script.parent if _showable(script.parent) else script)
+        else:
+            roots.append(path)
     return _outermost(r for r in roots if _showable(r))
 
 

@@ -142,8 +142,20 @@ def _knows_option(bwrap: str, option: str) -> bool:
     return option in (done.stdout + done.stderr).split()
 
 
+DEFAULT_TMP_MB = 4096
+"""What a jail's memory-backed mounts may hold together when nobody says (MiB):
+the default ``shell.max_memory_mb``."""
+SHM_MB = 64
+"""The most of that ``/dev/shm`` takes (less under a small limit); ``/tmp`` has the rest."""
+_MASK_BYTES = 4096
+"""The size of the empty, read-only tmpfs that masks a hidden directory."""
+
+
 @functools.cache
-def _system_mounts() -> tuple[str, ...]:
+def _system_mounts(tmp_mb: int = DEFAULT_TMP_MB) -> tuple[str, ...]:
+    """The system directories, a fresh ``/proc`` and ``/dev``, and the memory-backed
+    mounts: ``/tmp`` and ``/dev/shm`` together hold at most ``tmp_mb`` MiB (a tmpfs
+    is RAM that no rlimit counts), and the rest of ``/dev`` is read-only."""
     args: list[str] = []
     for name in SYSTEM_DIRS:
         path = Path(name)
@@ -153,11 +165,18 @@ def _system_mounts() -> tuple[str, ...]:
             args += ["--ro-bind", name, name]
     for hidden in _unreadable_under(Path("/etc")):
         if hidden.is_dir():
-            args += ["--tmpfs", str(hidden)]
+            args += ["--size", str(_MASK_BYTES), "--tmpfs", str(hidden)]
+            args += ["--remount-ro", str(hidden)]
         else:
             args += ["--ro-bind", "/dev/null", str(hidden)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    shm = min(SHM_MB, max(tmp_mb // 8, 1)) * MIB
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(shm), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    args += ["--size", str(tmp_mb * MIB - shm), "--tmpfs", "/tmp"]
     return tuple(args)
+
+
+MIB = 1024 * 1024
 
 
 def _unreadable_under(root: Path) -> list[Path]:
@@ -212,11 +231,17 @@ class Jail:
     """Directories shown at their own paths with writes going to a throwaway
     layer (package caches uvx and npx lock and write to); read-only where
     this kernel has no overlay filesystem for the jail."""
+    tmp_mb: int = DEFAULT_TMP_MB
+    """What ``/tmp`` and ``/dev/shm`` may hold together, in MiB (a command's memory limit)."""
 
     @property
     def status(self) -> SandboxStatus:
         """Whether this jail is enforced (see :func:`sandbox_status`)."""
         return sandbox_status(self.bwrap)
+
+    def starts_as(self, uid: int) -> bool:
+        """True when this jail starts with bwrap run as ``uid`` (see :func:`works_as`)."""
+        return works_as(self.bwrap, uid)
 
     def wrap(self, argv: Sequence[str], *, writable: bool) -> list[str]:
         """``argv`` as a jailed command line (unchanged when the jail is not active).
@@ -233,7 +258,7 @@ class Jail:
         args = [bwrap, *_unprivileged(bwrap), "--die-with-parent", "--new-session"]
         if writable and self.network:
             args += ["--share-net", *_resolver_mounts()]
-        args += list(_system_mounts())
+        args += list(_system_mounts(self.tmp_mb))
         overlay = bool(self.scratch) and _overlays_work(bwrap)
 
         def layers(inside_workspace: bool) -> list[str]:
@@ -275,7 +300,9 @@ class Jail:
             if not any(top in hidden.parents for top in mounted):
                 continue  # outside what is mounted it is not there at all
             if hidden.is_dir():
-                args += ["--tmpfs", str(hidden)]
+                # An empty, read-only mask: nothing can be parked in it either.
+                args += ["--size", str(_MASK_BYTES), "--tmpfs", str(hidden)]
+                args += ["--remount-ro", str(hidden)]
             elif hidden.exists():
                 args += ["--ro-bind", "/dev/null", str(hidden)]
         args += ["--chdir", root, "--", *argv]
@@ -315,11 +342,40 @@ def _resolver_mounts() -> list[str]:
 
 
 UNCONFINED = "unconfined"
-"""The key an approval effect carries when the call would run outside the jail."""
+"""The key an approval effect carries when the call would run unconfined: outside
+the jail, or without a process limit. Its value says why."""
+OUTSIDE = "it would run outside the sandbox (it is not active on this machine)"
 
 
-def unconfined_effect(effect: dict[str, Any]) -> dict[str, Any]:
-    """``effect`` marked as running outside the sandbox (the jail is not active here),
-    so that the approval policy lets only a person, never ``--approve auto``, allow it."""
-    summary = f"{effect['summary']} OUTSIDE the sandbox (not active on this machine)"
-    return {**effect, "summary": summary, UNCONFINED: True}
+def unconfined_effect(effect: dict[str, Any], why: str = OUTSIDE) -> dict[str, Any]:
+    """``effect`` marked as running unconfined (by default: outside the sandbox, which
+    is not active here), so that the approval policy lets only a person, never
+    ``--approve auto``, allow it; ``why`` says what is missing."""
+    shown = "OUTSIDE the sandbox (not active on this machine)" if why == OUTSIDE else f"({why})"
+    return {**effect, "summary": f"{effect['summary']} {shown}", UNCONFINED: why}
+
+
+@functools.cache
+def works_as(bwrap: str | None, uid: int) -> bool:
+    """True when the jail starts with bwrap run as ``uid`` (troupe, as root, running a
+    jail as the dedicated unprivileged uid; see :mod:`troupe.builtins._limits`)."""
+    found = bwrap if bwrap is not None else bundled_bwrap()
+    if found is None or not probe(found).active:
+        return False
+    argv = [found, *_unprivileged(found), "--die-with-parent", *_system_mounts()]
+    argv += ["--", "/bin/true"]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT_S,
+            env={},
+            check=False,
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            cwd="/",
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 DIR_MODE = 0o700
@@ -74,8 +75,19 @@ def publish_once(path: Path, content: bytes) -> bool:
     return True
 
 
-TROUPE_FILES = ("secret.key", "vault.db", "knowledge.db", "memory.db", "sessions.db", "traces.db")
-"""What troupe keeps directly in its data directory (SQLite adds -wal, -shm, -journal)."""
+TROUPE_FILES = (
+    "secret.key",
+    "vault.db",
+    "knowledge.db",
+    "memory.db",
+    "sessions.db",
+    "traces.db",
+    "troupe.log",
+    "chat_history",
+    "trusted_configs.json",
+)
+"""What troupe keeps directly in its data directory (SQLite adds -wal, -shm, -journal):
+stores, the vault key, the log, the REPL's history and the trust records."""
 _SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 
@@ -87,5 +99,25 @@ def protected_paths(data_dir: Path, workspace: Path) -> list[Path]:
     if data != root and data not in root.parents:
         return [data]
     return [data / f"{name}{suffix}" for name in TROUPE_FILES for suffix in _SQLITE_SUFFIXES] + [
-        data / "evals"
+        data / "evals",
+        data / "router-cache",
     ]
+
+
+def guarded_files(
+    workspace: Path, *, config_files: Sequence[Path] = (), key_files: Sequence[Path] = ()
+) -> tuple[list[Path], list[Path]]:
+    """(read-only, hidden): the ``config_files`` and ``key_files`` troupe reads that lie
+    inside ``workspace``. A config file stays readable but no tool or command may
+    change it; a key file is hidden like the data directory."""
+    root = workspace.expanduser().resolve()
+
+    def inside(paths: Sequence[Path]) -> list[Path]:
+        found = []
+        for path in paths:
+            for form in {Path(os.path.abspath(path.expanduser())), path.expanduser().resolve()}:
+                if root in form.parents:
+                    found.append(form)
+        return found
+
+    return inside(config_files), inside(key_files)

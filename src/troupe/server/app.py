@@ -57,6 +57,8 @@ from .body_limit import BodyLimit
 from .browser_scopes import CloseBrowserOnDelete
 from .database_errors import DatabaseErrors
 from .idempotency import IdempotentRuns
+from .request_log import RequestLog
+from .traces_api import add_trace_routes
 
 logger = logging.getLogger("troupe.server")
 
@@ -250,6 +252,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
         **extra,
     )
     _add_probes(app, root, service)
+    add_trace_routes(app, settings.trace_store())
     app.add_exception_handler(SessionBusyError, _session_busy)
     app.add_middleware(CloseBrowserOnDelete)
     app.add_middleware(DatabaseErrors)
@@ -266,7 +269,8 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
             "session. Set auth_token in the config or TROUPE_AUTH_TOKEN.",
             options.host,
         )
-    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)  # outermost
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestLog)  # outermost: every request, refused ones too
     return app
 
 

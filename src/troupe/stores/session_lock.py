@@ -510,7 +510,10 @@ class SessionTurns:
         deadline = loop.time() + self.limits.wait_s
         try:
             try:
-                await asyncio.wait_for(slot.lock.acquire(), self.limits.wait_s)
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for drops a
+                # cancellation that arrives as the lock is granted (Ctrl-C in the chat).
+                async with asyncio.timeout(self.limits.wait_s):
+                    await slot.lock.acquire()
             except TimeoutError:
                 raise self._busy(session_id) from None
             try:

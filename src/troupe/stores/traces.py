@@ -14,6 +14,29 @@ from typing import Any
 
 from .postgres import Postgres, open_store, postgres_schema
 
+ANSWERED = "answered"
+FAILED = "failed"
+CANCELLED = "cancelled"
+AWAITING_APPROVAL = "awaiting approval"
+INTERRUPTED = "interrupted"
+STOPPED = "stopped"
+TIMEOUT = "timeout"
+FALLBACK = "fallback"
+OUTCOMES: dict[str, str] = {
+    ANSWERED: "the agents answered",
+    FAILED: "an error ended the turn (the trace keeps it)",
+    CANCELLED: "the user stopped the turn (Ctrl-C), or the caller cancelled it",
+    AWAITING_APPROVAL: "the turn paused for a tool call nobody has approved or declined yet",
+    INTERRUPTED: "the process running the turn stopped, or another replica took the session "
+    "over; the turn was closed, not replayed",
+    STOPPED: "a limit ended the turn (model calls, repeats, transfers)",
+    TIMEOUT: "the turn outlived turn_timeout_s",
+    FALLBACK: "no agent wrote an answer; the last tool result was shown instead",
+}
+"""How a turn ended: the words ``troupe trace``, ``troupe sessions`` and ``GET /traces`` use."""
+_OLDER_WORDS = {"error": FAILED}
+"""Words of traces written by earlier versions, read as today's."""
+
 
 @dataclass
 class Trace:
@@ -25,7 +48,7 @@ class Trace:
     duration_ms: float
     request: str
     outcome: str
-    """answered, stopped, fallback, timeout or error."""
+    """How the turn ended: one of :data:`OUTCOMES`."""
     answer: str = ""
     path: list[str] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -39,6 +62,11 @@ class Trace:
     reached: list[str] = field(default_factory=list)
     stop_reason: str | None = None
     error: str | None = None
+    allowed: list[str] = field(default_factory=list)
+    """The tools the user allowed for the rest of the session ("always") by the turn's end."""
+
+    def __post_init__(self) -> None:
+        self.outcome = _OLDER_WORDS.get(self.outcome, self.outcome)
 
     @staticmethod
     def new_id() -> str:
@@ -46,6 +74,21 @@ class Trace:
 
     def tokens(self) -> int:
         return sum(c["prompt_tokens"] + c["output_tokens"] for c in self.model_calls)
+
+    def summary(self) -> dict[str, Any]:
+        """The trace in brief: what ``trace list --json`` and ``GET /traces`` give for it."""
+        return {
+            "id": self.id,
+            "started_at": self.started_at,
+            "session_id": self.session_id,
+            "request": self.request,
+            "path": self.path,
+            "outcome": self.outcome,
+            "error": self.error,
+            "model_calls": len(self.model_calls),
+            "tokens": self.tokens(),
+            "duration_ms": self.duration_ms,
+        }
 
     def cached_share(self) -> float:
         """The share of prompt tokens the provider served from its cache (0 to 1)."""

@@ -29,14 +29,16 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from google.adk.events.event import Event
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import types
 
-from ..turn_state import INTERRUPTED_OUTCOME, NOTE_AUTHOR, OUTCOME_KEY
+from ..turn_state import NOTE_AUTHOR, OUTCOME_KEY
 from .database import Records
 from .lock_limits import DEFAULT_RECORD_TTL_S as DEFAULT_TTL_S
+from .traces import INTERRUPTED as INTERRUPTED_OUTCOME
 
 RUNNING, DONE, INTERRUPTED = "running", "done", "interrupted"
 INTERRUPTED_RESULT = {
@@ -176,16 +178,22 @@ class TurnRecords:
 
 
 async def close_dangling(
-    service: BaseSessionService, app_name: str, user_id: str, session_id: str
+    service: BaseSessionService,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    *,
+    result: dict[str, Any] | None = None,
 ) -> int:
-    """Answer every function call of the session that has no response, as interrupted.
+    """Answer every function call of the session that has no response, as interrupted
+    (or with ``result``, e.g. as cancelled).
 
     Returns how many calls were closed. The answer is an explicit event in the
     session, so the model (and a reader of the history) sees the call was cut
     off, and the call is never run again. Long-running calls (an approval the
     user has not given yet) are waiting, not cut off, and stay open.
     """
-    closed, _ = await _close(service, app_name, user_id, session_id, note=None)
+    closed, _ = await _close(service, app_name, user_id, session_id, note=None, result=result)
     return closed
 
 
@@ -205,6 +213,7 @@ async def _close(
     user_id: str,
     session_id: str,
     note: str | None,
+    result: dict[str, Any] | None = None,
 ) -> tuple[int, bool]:
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
@@ -220,7 +229,7 @@ async def _close(
             if call.id in (event.long_running_tool_ids or ()):
                 continue
             response = types.FunctionResponse(
-                id=call.id, name=call.name, response=dict(INTERRUPTED_RESULT)
+                id=call.id, name=call.name, response=dict(result or INTERRUPTED_RESULT)
             )
             closing = Event(
                 author=event.author,

@@ -72,6 +72,10 @@ PG_SCHEMA_NAME = "troupe_vault"
 PG_SCHEMA = postgres_schema(SCHEMA)
 
 
+SECRET_KEY_SCRYPT_N = 2**14
+"""scrypt's cost for a secret used as a key (16 MiB and some tens of ms a use)."""
+
+
 class SecretNotFound(VaultError):
     """A ``{{secret:NAME}}`` reference or name with no stored secret."""
 
@@ -172,6 +176,21 @@ class SecretStore:
     def derived_key(self, purpose: str) -> bytes:
         """A 32-byte key for ``purpose``, derived from the master key (never the master itself)."""
         return derive_key(self.master_key(), purpose)
+
+    def key_from_secret(self, name: str) -> bytes:
+        """A 32-byte key made from the stored secret ``name`` for crypto_* tools.
+
+        The secret is stretched with scrypt under a salt only this vault has
+        (derived from its master key, which no model sees): a ciphertext made
+        with it, or a decryption that succeeds, tells nothing about a short
+        secret (a PIN) to whoever lacks the master key, and the same secret in
+        another vault gives another key.
+        """
+        from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+        salt = self.derived_key("secret-as-key salt")
+        stretch = Scrypt(salt=salt, length=32, n=SECRET_KEY_SCRYPT_N, r=8, p=1)
+        return stretch.derive(self.get(name).encode("utf-8"))
 
     def _seal(self, plaintext: bytes, aad: bytes) -> tuple[bytes, bytes]:
         nonce = _random.token_bytes(_NONCE_BYTES)

@@ -1,0 +1,225 @@
+"""The offline stand-in on the requests issue 31 names: small, safe rules that
+read the team as data, with the router deciding who does what."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import troupe
+from troupe.builtins import builtin_tools
+from troupe.runtime.approvals import run_with_approvals
+from troupe.testing import simplify
+
+DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
+
+
+def docs_forecasting_example() -> str:
+    """The forecasting topology exactly as docs/configuration.md shows it."""
+    text = DOCS.read_text(encoding="utf-8")
+    block = text.split("# forecasting.yaml", 1)[1].split("```", 1)[0]
+    return block.split("\n", 1)[1]
+
+
+def weather_now(city: str) -> dict[str, str]:
+    """The weather in a city now."""
+    return {"city": city, "sky": "sunny"}
+
+
+def radar_image(city: str) -> dict[str, str]:
+    """The rain radar image for a city."""
+    return {"city": city, "image": "radar.png"}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("remember the milk\n")
+    (root / "config.yaml").write_text("database:\n  password: hunter2\n")
+    return root
+
+
+async def _turn(config: troupe.Config, text: str) -> list[Any]:
+    assistant = troupe.Assistant(troupe.build_agent_tree(config))
+    return [e async for e in run_with_approvals(assistant, "s1", text, policy="auto")]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what's the weather forecast for Paris tomorrow?", "What's the weather forecast for Lyon?"],
+)
+async def test_the_docs_forecasting_example_reaches_the_meteorologist_from_the_library(
+    tmp_path: Path, workspace: Path, question: str
+) -> None:
+    topology = tmp_path / "forecasting.yaml"
+    topology.write_text(docs_forecasting_example())
+    tools = [
+        troupe.Tool(name="weather_now", description="Current weather.", func=weather_now),
+        troupe.Tool(name="radar_image", description="Rain radar image.", func=radar_image),
+        *builtin_tools(workspace=workspace),
+    ]
+    config = troupe.Config(tools=tools, model="offline", topology=str(topology))
+    assistant = troupe.Assistant(troupe.build_agent_tree(config))
+
+    reply = await assistant.run_and_collect("s1", question)
+
+    assert "no agent on the team matches" not in reply
+    assert "weather_now" in reply or "radar_image" in reply
+
+
+def test_the_docs_forecasting_example_reaches_the_meteorologist_through_chat(
+    tmp_path: Path, workspace: Path
+) -> None:
+    import sys
+
+    from typer.testing import CliRunner
+
+    from troupe.cli.app import app
+
+    topology = tmp_path / "forecasting.yaml"
+    topology.write_text(docs_forecasting_example())
+    server = Path(__file__).parent / "fakes" / "weather_mcp_server.py"
+    config = tmp_path / "troupe.yaml"
+    config.write_text(
+        f"topology: {topology}\nmcp_servers:\n- name: forecasts\n"
+        f"  command: {sys.executable}\n  args: [{server}]\n  prefix: weather_\n"
+    )
+
+    question = "what's the weather forecast for Paris tomorrow?"
+    args = ["chat", "-c", str(config), "-w", str(workspace), "--approve", "auto", question]
+    result = CliRunner().invoke(app, args)
+
+    assert result.exit_code == 0, result.output
+    assert "meteorologist" in result.output
+    assert "no agent on the team matches" not in result.output
+
+
+async def test_two_steps_for_one_agent_both_run(workspace: Path) -> None:
+    config = troupe.Config(tools=builtin_tools(workspace=workspace), model="offline")
+
+    events = await _turn(config, 'read notes.txt, then write "done" to out.txt')
+
+    calls = [name for author, kind, name in simplify(events) if kind == "tool_call"]
+    assert calls[:2] == ["fs_read", "fs_write"]
+    assert (workspace / "out.txt").read_text() == "done"
+
+
+async def test_a_secret_is_stored_under_the_name_the_request_gives(
+    workspace: Path, tmp_path: Path
+) -> None:
+    tools = builtin_tools(workspace=workspace, data_dir=tmp_path / "data")
+    config = troupe.Config(tools=tools, model="offline")
+
+    await _turn(
+        config,
+        "Read config.yaml, encrypt the database password in it and store it as a secret "
+        "named DB_PASS.",
+    )
+    events = await _turn(config, "which secrets are saved in the vault?")
+
+    listed = str(events[-1].content)
+    assert "DB_PASS" in listed
+    assert "database_password" not in listed
+
+
+async def test_a_backticked_command_runs_whole(workspace: Path) -> None:
+    config = troupe.Config(tools=builtin_tools(workspace=workspace), model="offline")
+
+    events = await _turn(config, "run `echo one; echo two`")
+
+    steps = simplify(events)
+    assert ("orchestrator", "transfer", "planner") not in steps
+    assert [n for _, kind, n in steps if kind == "tool_call" and str(n).startswith("exec")] == [
+        "exec_shell"
+    ]
+    assert "two" in str(events[-1].content)
+
+
+def order_status(order_id: str) -> dict[str, str]:
+    """Where an order stands: its status and parcel."""
+    return {"order_id": order_id, "status": "shipped"}
+
+
+cancelled: list[str] = []
+
+
+def order_cancel(order_id: str = "") -> dict[str, str]:
+    """Cancel an order before it ships."""
+    cancelled.append(order_id)
+    return {"order_id": order_id, "status": "cancelled"}
+
+
+SHOP = troupe.Topology(
+    name="shop",
+    agents=(
+        troupe.AgentSpec(
+            name="orders",
+            description="Tracks and changes customers' orders.",
+            capabilities={"order_": "order tracking and changes"},
+            keywords=("order", "cancel"),
+        ),
+    ),
+)
+
+
+@pytest.mark.parametrize("question", ["Where is my order 10422?", "Can I cancel order 10422?"])
+async def test_a_question_never_runs_a_tool_that_cancels(question: str) -> None:
+    tools = [
+        troupe.Tool(name="order_cancel", description=str(order_cancel.__doc__), func=order_cancel),
+        troupe.Tool(name="order_status", description=str(order_status.__doc__), func=order_status),
+    ]
+    cancelled.clear()
+
+    events = await _turn(troupe.Config(tools=tools, model="offline", topology=SHOP), question)
+
+    assert cancelled == []
+    assert "order_cancel" not in [n for _, kind, n in simplify(events) if kind == "tool_call"]
+
+
+async def test_a_request_to_cancel_in_so_many_words_may_cancel() -> None:
+    tools = [
+        troupe.Tool(name="order_cancel", description=str(order_cancel.__doc__), func=order_cancel),
+        troupe.Tool(name="order_status", description=str(order_status.__doc__), func=order_status),
+    ]
+    cancelled.clear()
+
+    await _turn(troupe.Config(tools=tools, model="offline", topology=SHOP), "cancel order 10422")
+
+    assert cancelled == ["10422"]
+
+
+def lookup_order(order_id: str) -> dict[str, str]:
+    """Look up one order by its number: status, items, total."""
+    return {"order_id": order_id, "status": "processing"}
+
+
+def list_orders(email: str) -> dict[str, object]:
+    """List a customer's recent orders (number, status, total) by their e-mail."""
+    if "@" not in email:
+        raise ValueError(f"{email!r} is not an e-mail address")
+    return {"email": email, "orders": []}
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool", "args"),
+    [
+        ("Check the status of order 48870", "order_lookup", {"order_id": "48870"}),
+        ("show my recent orders, I'm ana@example.org", "order_list", {"email": "ana@example.org"}),
+    ],
+)
+async def test_the_tool_whose_typed_arguments_the_request_gives_is_chosen_and_filled(
+    request_text: str, tool: str, args: dict[str, str]
+) -> None:
+    tools = [
+        troupe.Tool(name="order_list", description=str(list_orders.__doc__), func=list_orders),
+        troupe.Tool(name="order_lookup", description=str(lookup_order.__doc__), func=lookup_order),
+    ]
+
+    events = await _turn(troupe.Config(tools=tools, model="offline", topology=SHOP), request_text)
+
+    calls = [e.get_function_calls() for e in events if e.get_function_calls()]
+    made = [(c.name, c.args) for batch in calls for c in batch if c.name.startswith("order_")]
+    assert made == [(tool, args)]
