@@ -11,18 +11,12 @@
 #   export TROUPE_TEST_POSTGRES_URL=postgresql+asyncpg://troupe@127.0.0.1:PORT/troupe_test
 #   export TROUPE_TEST_POSTGRES_DIR=/tmp/troupe-pg.XXXXXX
 # PORT is a free port unless TROUPE_PG_PORT is set. The cluster trusts local
-# connections and runs without fsync: it lives for one test run only.
+# connections and runs without fsync: it lives for one test run only. It keeps
+# PostgreSQL's defaults otherwise (max_connections 100), as users run it.
 log() { echo "postgres.sh: $*" >&2; }
-
-# The cluster belongs to whoever runs this script; root cannot run PostgreSQL,
-# so as root it belongs to the 'postgres' user (Debian's package makes one).
-as_postgres() {
-  if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- "$@"
-  else
-    "$@"
-  fi
-}
+# as_postgres, install_debian, free_port, source_start, run_command
+# shellcheck source=.ci/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # initdb and pg_ctl: Debian's versioned directories, else pg_config's, else PATH
 # (Homebrew on macOS, Fedora's and Arch's packages put them there).
@@ -47,15 +41,7 @@ install_postgres() {
     exit 1
   fi
   log "installing Debian's postgresql package"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends postgresql >&2
-}
-
-free_port() {
-  local py
-  py="$(command -v python3 || command -v python)"
-  "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+  install_debian postgresql
 }
 
 start() {
@@ -77,7 +63,7 @@ start() {
     --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
   as_postgres "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=300" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off" \
     start >&2 || { cat "$dir/server.log" >&2; exit 1; }
   as_postgres "$bindir/createdb" -h 127.0.0.1 -p "$port" -U troupe troupe_test >&2
 
@@ -99,16 +85,8 @@ stop() {
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
-  # Sourced: start the server and export its URL into the caller's shell.
-  _troupe_pg_exports="$(set -euo pipefail; start)" || return 1
-  eval "$_troupe_pg_exports"
-  unset _troupe_pg_exports
+  # Sourced: start and export the URL into the caller's shell.
+  source_start || return 1
   return 0
 fi
-
-set -euo pipefail
-case "${1:-start}" in
-  start) start ;;
-  stop) stop "${2:-}" ;;
-  *) log "usage: $0 start | stop DIR"; exit 2 ;;
-esac
+run_command "$@"

@@ -31,6 +31,13 @@ count several times, alternated, and the table quotes each count's median.
 
     python bench/replicas.py                           # 1, 2, 3 replicas
     python bench/replicas.py --replicas 3 --sessions 6 --turns 4 --kill
+    python bench/replicas.py --chaos                   # bench/replica_chaos.py's scenarios
+
+``--chaos`` runs instead the scenarios of ``bench/replica_chaos.py`` (3 replicas
+at PostgreSQL's default ``max_connections`` under load, then under ``kill -9``
+and ``SIGSTOP``/``SIGCONT`` with keyed retries of messages and approvals, then
+five replicas against the connection budget) and writes
+``bench/results/replicas_chaos.json``.
 
 Bounded: at most 5,000 turns per run and ``--max-seconds`` per run. Loopback only.
 """
@@ -67,8 +74,11 @@ from bench.load import (
     warm_up,
 )
 
+from troupe_bench.results import text_table, write_json
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = Path(__file__).parent / "results" / "replicas.json"
+CHAOS_OUT = Path(__file__).parent / "results" / "replicas_chaos.json"
 MAX_TURNS_RUN = 5_000
 MESSAGES = ("hello", "list the files here", "read notes.txt", "thanks")
 """What the sessions say, in turn; each message carries the turn's own tag."""
@@ -81,6 +91,7 @@ class RoundRobinProxy:
         self.ports = list(ports)
         self._next = itertools.count()
         self._server: asyncio.Server | None = None
+        self._open: set[asyncio.Task[Any]] = set()
         self.port = 0
         self.served: Counter[int] = Counter()
 
@@ -91,6 +102,10 @@ class RoundRobinProxy:
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
+        for task in list(self._open):  # connections still piped: cut them, quietly
+            task.cancel()
+        await asyncio.gather(*self._open, return_exceptions=True)
+        if self._server is not None:
             await self._server.wait_closed()
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, int]:
@@ -104,6 +119,10 @@ class RoundRobinProxy:
         raise ConnectionRefusedError("no replica accepts connections")
 
     async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._open.add(task)
+            task.add_done_callback(self._open.discard)
         try:
             up_r, up_w, port = await self._connect()
         except OSError:
@@ -122,7 +141,8 @@ class RoundRobinProxy:
                 with contextlib.suppress(OSError, RuntimeError):
                     dst.close()
 
-        await asyncio.gather(pipe(client_r, up_w), pipe(up_r, client_w))
+        with contextlib.suppress(asyncio.CancelledError):  # close() cut it: nothing to report
+            await asyncio.gather(pipe(client_r, up_w), pipe(up_r, client_w))
 
 
 @dataclass
@@ -289,6 +309,21 @@ def stop_postgres(directory: str) -> None:
         check=False,
         capture_output=True,
     )
+
+
+def stop_all(replicas: list[Replica]) -> None:
+    """Stop every replica still running (a stopped one is continued first), and reap them."""
+    for replica in replicas:
+        if replica.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(replica.proc.pid, signal.SIGCONT)
+            replica.proc.terminate()
+    for replica in replicas:
+        try:
+            replica.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            replica.proc.kill()
+            replica.proc.wait(timeout=10)
 
 
 async def wait_all_ready(client: httpx.AsyncClient, replicas: list[Replica]) -> None:
@@ -460,14 +495,7 @@ async def run_once(
             await read_back(client, result, live)
     finally:
         await proxy.close()
-        for replica in replicas:
-            if replica.proc.poll() is None:
-                replica.proc.terminate()
-        for replica in replicas:
-            try:
-                replica.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                replica.proc.kill()
+        stop_all(replicas)
     result.fates = [r.fate for r in replicas]
     result.served = {i: proxy.served[r.port] for i, r in enumerate(replicas)}
     return result
@@ -577,8 +605,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; exit 0 when no acknowledged turn was lost or stored twice."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--replicas", default="1,2,3", help="Replica counts to run, e.g. 1,2,3.")
-    parser.add_argument("--sessions", type=int, default=24, help="Sessions in each run.")
-    parser.add_argument("--turns", type=int, default=5, help="Steps in each session.")
+    parser.add_argument("--sessions", type=int, help="Sessions in each run (24; with --chaos 30).")
+    parser.add_argument("--turns", type=int, help="Steps in each session (5; with --chaos 6).")
     parser.add_argument("--concurrent", type=int, default=2, help="Turns sent at once per step.")
     parser.add_argument(
         "--kill", action="store_true", help="SIGKILL and SIGTERM replicas mid-load."
@@ -588,8 +616,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=3, help="Rounds of every count, alternated; medians quoted."
     )
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Where to write JSON.")
+    parser.add_argument("--out", type=Path, help="Where to write JSON.")
+    parser.add_argument(
+        "--chaos",
+        action="store_true",
+        help="Run bench/replica_chaos.py's scenarios (load, kill -9 and SIGSTOP, five "
+        "replicas) instead; --sessions, --turns and --concurrent size the load (30, 6, 2).",
+    )
+    parser.add_argument(
+        "--only", help="With --chaos: the scenarios to run, e.g. chaos or load,five (all)."
+    )
     args = parser.parse_args(argv)
+    args.sessions = args.sessions or (30 if args.chaos else 24)
+    args.turns = args.turns or (6 if args.chaos else 5)
     try:
         counts = [int(x) for x in args.replicas.split(",") if x.strip()]
     except ValueError:
@@ -607,6 +646,13 @@ def main(argv: list[str] | None = None) -> int:
         store = args.session_store
     else:
         store, pg_dir = start_postgres()
+    if args.chaos:
+        try:
+            return run_chaos(args, store, pg_dir)
+        finally:
+            if pg_dir is not None:
+                stop_postgres(pg_dir)
+    args.out = args.out or DEFAULT_OUT
     rounds: list[list[dict[str, Any]]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="troupe-replicas-") as tmp:
@@ -651,6 +697,76 @@ def main(argv: list[str] | None = None) -> int:
         for r in reports
     )
     return 0 if clean else 1
+
+
+def run_chaos(args: argparse.Namespace, store: str, pg_dir: str | None) -> int:
+    """bench/replica_chaos.py's scenarios (``--only`` picks some); exit 0 when every
+    check holds."""
+    from bench.replica_chaos import SCENARIOS, problems, run_five, run_load
+
+    wanted = [name.strip() for name in (args.only or ",".join(SCENARIOS)).split(",")]
+    unknown = sorted(set(wanted) - set(SCENARIOS))
+    if unknown:
+        raise SystemExit(f"--only {args.only!r}: choose among {', '.join(SCENARIOS)}")
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="troupe-chaos-") as tmp:
+        for name in wanted:
+            if name == "five":
+                run = run_five(store, Path(tmp), RoundRobinProxy)
+            else:
+                run = run_load(
+                    name, store, Path(tmp), RoundRobinProxy,
+                    args.sessions, args.turns, args.concurrent, chaos=name == "chaos",
+                )  # fmt: skip
+            report = asyncio.run(run)
+            report["problems"] = problems(report)
+            reports.append(report)
+    head = ["scenario", "replicas", "turns", "answered", "interrupted, closed", "failed",
+            "retried", "503", "409 busy", "5xx", "lost", "user msgs twice", "tools twice",
+            "half-written", "dangling calls", "peak conns (troupe/all)", "CLI ok/failed",
+            "turns/s"]  # fmt: skip
+    rows = [
+        [r["scenario"], r["replicas"], r["turns_requested"], r["turns_answered"],
+         r["turns_interrupted_and_closed"], r["turns_failed"], r["requests_retried"],
+         r["answers_503"], r["answers_409_busy"], r["answers_5xx_other"],
+         r["user_messages_lost"], r["user_messages_stored_twice"], r["tools_run_twice"],
+         r["half_written_turns"], r["dangling_calls"],
+         f"{r['peak_troupe_connections']}/{r['peak_all_connections']}",
+         f"{r['cli_commands_ok']}/{r['cli_commands_failed']}", r["turns_per_second"]]
+        for r in reports
+    ]  # fmt: skip
+    print(text_table(head, rows))
+    for report in reports:
+        if "stall" in report:
+            print("stall:", json.dumps(report["stall"]))
+        if "refusal" in report:
+            print("five, refused:", report["refused_exit_codes"], report["refusal"])
+        samples = report["failure_samples"] + report["cli_failure_samples"]
+        for sample in samples + report["answers_5xx_samples"]:
+            print(f"  {report['scenario']}: {sample}")
+        for problem in report["problems"]:
+            print(f"  {report['scenario']}: PROBLEM {problem}")
+    payload = {
+        "scenarios": reports,
+        "session_store": "postgresql (.ci/postgres.sh)" if pg_dir else "postgresql (given)",
+        "max_connections": _max_connections(store),
+        "model": "offline",
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+    print(f"wrote {write_json(payload, args.out or CHAOS_OUT)}")
+    return 1 if any(report["problems"] for report in reports) else 0
+
+
+def _max_connections(store: str) -> int | None:
+    try:
+        import psycopg
+
+        with psycopg.connect("postgresql://" + store.split("://", 1)[1]) as conn:
+            row = conn.execute("SHOW max_connections").fetchone()
+        return int(row[0]) if row else None
+    except Exception:
+        return None
 
 
 if __name__ == "__main__":

@@ -24,25 +24,51 @@ def _probe(service: dict[str, Any]) -> str:
     return " ".join(service["healthcheck"]["test"])
 
 
-def test_compose_runs_several_replicas_one_database_and_a_load_balancer() -> None:
+def _default(value: str) -> int:
+    """The default of a compose variable such as ``${TROUPE_REPLICAS:-3}``."""
+    found = re.fullmatch(r"\$\{\w+:-(\d+)\}", str(value))
+    return int(found.group(1)) if found else int(value)
+
+
+def test_compose_runs_several_replicas_one_database_a_pooler_and_a_load_balancer() -> None:
     services = _compose()["services"]
-    assert set(services) == {"postgres", "troupe", "nginx"}
+    assert set(services) == {"postgres", "pgbouncer", "troupe", "nginx"}
     databases = [n for n, s in services.items() if str(s.get("image", "")).startswith("postgres")]
     assert databases == ["postgres"]
     troupe = services["troupe"]
     assert troupe["build"] == "."
-    assert troupe["deploy"]["replicas"] >= 2
+    assert _default(troupe["deploy"]["replicas"]) >= 2
     store = troupe["environment"]["TROUPE_SESSION_STORE"]
-    assert store.startswith("postgresql+asyncpg://") and "@postgres:5432/troupe" in store
-    assert troupe["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert store.startswith("postgresql+asyncpg://") and "@pgbouncer:6432/troupe" in store
+    assert troupe["depends_on"]["pgbouncer"]["condition"] == "service_healthy"
+    assert services["pgbouncer"]["depends_on"]["postgres"]["condition"] == "service_healthy"
     # The balancer starts once replicas are ready, and publishes the only port.
     assert services["nginx"]["depends_on"]["troupe"]["condition"] == "service_healthy"
     assert [s for s in services if services[s].get("ports")] == ["nginx"]
 
 
+def test_postgres_stays_at_its_defaults_and_every_budget_fits_in_it() -> None:
+    """PostgreSQL at max_connections 100 (3 for superusers): PgBouncer's server pool plus
+    the reserve fits, and so do the replicas' own pools, as ``troupe serve`` checks."""
+    services = _compose()["services"]
+    assert "command" not in services["postgres"]  # no max_connections override
+    ini = (ROOT / "deploy" / "pgbouncer.ini").read_text(encoding="utf-8")
+    assert re.search(r"^pool_mode = transaction$", ini, re.M)
+    pooled = int(re.search(r"^default_pool_size = (\d+)$", ini, re.M).group(1))  # type: ignore[union-attr]
+    env = services["troupe"]["environment"]
+    replicas = _default(env["TROUPE_DATABASE_REPLICAS"])
+    assert replicas == _default(services["troupe"]["deploy"]["replicas"])
+    pool = int(env["TROUPE_DATABASE_POOL_SIZE"])
+    reserve = 10  # database_reserve's default
+    assert pooled + reserve <= 97
+    assert replicas * pool + reserve <= 97
+    assert "POSTGRES_PASSWORD" not in ini  # the user list is written from the environment
+
+
 def test_every_service_has_a_probe_and_replicas_are_ready_only_with_the_database() -> None:
     services = _compose()["services"]
     assert "pg_isready" in _probe(services["postgres"])
+    assert "pg_isready" in _probe(services["pgbouncer"]) and "6432" in _probe(services["pgbouncer"])
     assert "/readyz" in _probe(services["troupe"])  # /readyz checks the session store
     assert "/healthz" in _probe(services["nginx"])
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")

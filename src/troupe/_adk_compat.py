@@ -185,6 +185,22 @@ def set_storage_marker(session: Session, marker: str | None) -> None:
     session._storage_update_marker = marker
 
 
+# -- A2A ------------------------------------------------------------------------
+
+
+def a2a_user_id(context_id: str) -> str:
+    """The user id ADK's A2A executor runs an unauthenticated caller's message as.
+
+    Checked against 2.13.0: ``a2a.converters.request_converter._get_user_id``
+    names the caller ``A2A_USER_<context id>`` unless the A2A server
+    authenticated a user (troupe's bearer token names none), and the session is
+    the context id. troupe needs it to take that session's lock before the
+    executor runs. Public replacement: a public function giving the user id of
+    a request context (none in 2.13).
+    """
+    return f"A2A_USER_{context_id}"
+
+
 # -- ADK's words ---------------------------------------------------------------
 
 # The messages of ADK 2.13 (its scheduler, then the agent resuming a transfer,

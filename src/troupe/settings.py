@@ -56,9 +56,15 @@ from .paths import (
     default_session_store,
 )
 from .remote import RemoteAgentEntry
+from .stores.budget import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_POOL_TIMEOUT_S,
+    DEFAULT_RESERVE,
+    PoolBudget,
+)
 from .stores.lock_limits import (
     DEFAULT_LEASE_S,
-    DEFAULT_POOL_SIZE,
+    DEFAULT_RECORD_TTL_S,
     DEFAULT_WAIT_S,
     LockLimits,
 )
@@ -75,6 +81,8 @@ from .workspace_config import (
 from .yaml_file import read_mapping
 
 if TYPE_CHECKING:
+    from google.adk.sessions.base_session_service import BaseSessionService
+
     from .config import Config
     from .stores.postgres import Postgres
     from .stores.traces import TraceStore
@@ -226,13 +234,46 @@ class Settings(TeamOptions):
         default=DEFAULT_LEASE_S,
         ge=2,
         le=3600,
-        description="Seconds a stalled replica keeps a session's PostgreSQL lock at most.",
+        description="Seconds a stalled or dead replica keeps a session's PostgreSQL lease at "
+        "most (the holder renews it every third).",
     )
-    session_lock_pool: int = Field(
+    turn_record_ttl_s: float = Field(
+        default=DEFAULT_RECORD_TTL_S,
+        ge=60,
+        le=30 * 24 * 3600,
+        description="Seconds a keyed turn's record (Idempotency-Key, approval, A2A messageId) "
+        "is kept after its last change; a retry within it never runs the turn twice.",
+    )
+    database_pool_size: int = Field(
         default=DEFAULT_POOL_SIZE,
-        ge=1,
+        ge=2,
         le=500,
-        description="PostgreSQL connections one process uses for session locks.",
+        description="PostgreSQL connections one process opens at most, for every store.",
+    )
+    database_replicas: int = Field(
+        default=1,
+        ge=1,
+        le=1000,
+        description="Processes sharing the PostgreSQL session store; `troupe serve` refuses "
+        "to start when replicas x database_pool_size + database_reserve exceeds what the "
+        "server allows.",
+    )
+    database_reserve: int = Field(
+        default=DEFAULT_RESERVE,
+        ge=0,
+        le=1000,
+        description="PostgreSQL connections the start-up check leaves for the CLI and admins.",
+    )
+    database_pool_timeout_s: float = Field(
+        default=DEFAULT_POOL_TIMEOUT_S,
+        ge=0.1,
+        le=600,
+        description="Seconds a request waits for a pooled PostgreSQL connection before a 503.",
+    )
+    artifact_store: str = Field(
+        default="",
+        description="Where `troupe serve` keeps ADK artifacts: empty for the session store's "
+        "database, or one of ADK's artifact services (gs://bucket, file:///path, memory://).",
     )
     builtin_tools: bool = Field(default=True, description="Register troupe's built-in tools.")
     auth_token: str | None = Field(
@@ -322,7 +363,17 @@ class Settings(TeamOptions):
     @property
     def lock_limits(self) -> LockLimits:
         """How turns wait for a session and how long a stalled holder keeps it."""
-        return LockLimits(self.turn_lock_wait_s, self.turn_lock_lease_s, self.session_lock_pool)
+        return LockLimits(self.turn_lock_wait_s, self.turn_lock_lease_s)
+
+    @property
+    def pool_budget(self) -> PoolBudget:
+        """The PostgreSQL connections this process may open, and what the start-up check counts."""
+        return PoolBudget(
+            size=self.database_pool_size,
+            timeout_s=self.database_pool_timeout_s,
+            replicas=self.database_replicas,
+            reserve=self.database_reserve,
+        )
 
     def model_post_init(self, context: Any, /) -> None:
         self._data_dir_named = "data_dir" in self.model_fields_set
@@ -343,7 +394,19 @@ class Settings(TeamOptions):
         session store is PostgreSQL; None keeps them as SQLite files in the data directory."""
         from .stores.postgres import Postgres
 
-        return Postgres.for_session_store(self.session_store)
+        return Postgres.for_session_store(self.session_store, self.pool_budget)
+
+    def open_session_store(self) -> BaseSessionService:
+        """The session service of ``session_store``, with these settings' lock limits,
+        connection budget and keyed-turn lifetime."""
+        from .stores.sessions import open_session_store
+
+        return open_session_store(
+            self.session_store,
+            self.lock_limits,
+            budget=self.pool_budget,
+            record_ttl_s=self.turn_record_ttl_s,
+        )
 
     def trace_store(self) -> TraceStore:
         """Where turns' traces go: the shared database, else ``traces.db`` in the data dir."""

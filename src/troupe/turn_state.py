@@ -28,3 +28,10 @@ def turn_of(value: object) -> tuple[str, str] | None:
     if isinstance(session, str) and isinstance(invocation, str):
         return session, invocation
     return None
+
+
+NOTE_AUTHOR = "troupe"
+"""Author of the events troupe adds itself (not from a model)."""
+OUTCOME_KEY = "troupe_outcome"
+"""An event's ``custom_metadata`` key naming how troupe ended its turn (one of the trace
+outcomes, :data:`troupe.stores.traces.OUTCOMES`)."""

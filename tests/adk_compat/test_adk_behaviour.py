@@ -281,6 +281,37 @@ async def test_the_api_server_builds_each_runner_with_the_given_factory(tmp_path
     await runner.close()
 
 
+# -- A2A -----------------------------------------------------------------------
+
+
+def test_an_unauthenticated_a2a_message_runs_as_the_user_named_by_its_context() -> None:
+    from fastapi.testclient import TestClient
+    from google.adk.a2a.utils.agent_to_a2a import to_a2a
+
+    agent = LlmAgent(name="solo", model=ScriptedModel(replies=["hi"]))
+    sessions = InMemorySessionService()
+    runner = Runner(app_name="pin", agent=agent, session_service=sessions)
+    app = to_a2a(agent, runner=runner)
+    message = {
+        "role": "ROLE_USER",
+        "messageId": "m-1",
+        "contextId": "ctx-pin",
+        "parts": [{"text": "hello"}],
+    }
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    with TestClient(app) as client:
+        reply = client.post("/", json=rpc, headers={"A2A-Version": "1.0"})
+    assert reply.status_code == 200, reply.text
+    import asyncio
+
+    found = asyncio.run(
+        sessions.get_session(
+            app_name="pin", user_id=compat.a2a_user_id("ctx-pin"), session_id="ctx-pin"
+        )
+    )
+    assert found is not None and found.events
+
+
 # -- sessions ------------------------------------------------------------------
 
 

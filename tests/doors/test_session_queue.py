@@ -18,7 +18,7 @@ from google.genai import types
 
 import troupe
 from fakes.session_turns import GatedModel
-from troupe.stores.session_lock import FileGuard, PostgresGuard, session_turns
+from troupe.stores.session_lock import FileGuard, LeaseGuard, session_turns
 from troupe.stores.sessions import close_session_store, open_session_store, store_guard
 from troupe_bench.stub_tools import stub_tools
 
@@ -102,4 +102,6 @@ def test_adk_built_services_get_the_store_lock_troupe_chat_takes(tmp_path: Path)
 
     url = "postgresql+asyncpg://troupe:secret@127.0.0.1:1/sessions"
     postgres = store_guard(DatabaseSessionService(db_url=url))
-    assert isinstance(postgres, PostgresGuard) and postgres.url == url
+    assert isinstance(postgres, LeaseGuard)
+    shared = postgres.records.engine.url.render_as_string(hide_password=False)
+    assert shared == "postgresql+psycopg://troupe:secret@127.0.0.1:1/sessions"

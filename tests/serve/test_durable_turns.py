@@ -62,7 +62,8 @@ def test_a_turn_cut_off_by_kill_9_is_closed_as_interrupted_not_replayed(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     os.mkfifo(workspace / "slow.fifo")
-    env = {"TROUPE_SESSION_STORE": os.environ[POSTGRES_ENV]}
+    # The killed replica's lease expires after 3 s; the next turn waits that long at most.
+    env = {"TROUPE_SESSION_STORE": os.environ[POSTGRES_ENV], "TROUPE_TURN_LOCK_LEASE_S": "3"}
     doomed = servers.start("--workspace", str(workspace), env=env)
     other = servers.start("--workspace", str(workspace), env=env)
     sid = f"cut-{uuid.uuid4().hex[:8]}"
@@ -136,26 +137,37 @@ def test_a_retried_streamed_turn_gets_its_stored_stream_and_runs_no_tool_again(
     assert commands == ["echo streamed"]
 
 
-def test_without_sqlalchemy_keyed_turns_and_a2a_tasks_stay_in_the_process(
+def test_without_sqlalchemy_keyed_turns_and_a2a_tasks_survive_a_restart_in_the_sqlite_file(
     servers: ServerFactory, tmp_path: Path
 ) -> None:
-    """``troupe[a2a]`` without the ``postgres`` extra has no SQLAlchemy: SQLite still serves."""
+    """``troupe[a2a]`` without the ``postgres`` extra has no SQLAlchemy: the records and
+    the tasks still go to the SQLite file, so a server started again has them."""
     blocker = tmp_path / "no_sqlalchemy"
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(
         "import sys\nsys.modules['sqlalchemy'] = None\n", encoding="utf-8"
     )
     path = os.pathsep.join(p for p in (str(blocker), os.environ.get("PYTHONPATH")) if p)
-    server = servers.start("--a2a", env={"PYTHONPATH": path})
+    data_dir = tmp_path / "data"
     sid = f"nosa-{uuid.uuid4().hex[:8]}"
+    headers = {"Idempotency-Key": "k"}
+    message = {"role": "ROLE_USER", "messageId": uuid.uuid4().hex, "parts": [{"text": "hi"}]}
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    server = servers.start("--a2a", data_dir=data_dir, env={"PYTHONPATH": path})
     with httpx.Client(base_url=server.url, timeout=60.0) as client:
         client.post("/apps/troupe/users/u/sessions", json={"session_id": sid}).raise_for_status()
-        headers = {"Idempotency-Key": "k"}
         first = client.post("/run", json=run_body(sid, "hello"), headers=headers)
-        again = client.post("/run", json=run_body(sid, "hello"), headers=headers)
-        message = {"role": "ROLE_USER", "messageId": uuid.uuid4().hex, "parts": [{"text": "hi"}]}
-        rpc = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
         sent = client.post("/a2a/", json=rpc, headers={"A2A-Version": "1.0"})
-    assert first.status_code == again.status_code == 200
-    assert again.headers.get("Idempotent-Replayed") == "true"
+    server.stop()
+    again = servers.start("--a2a", data_dir=data_dir, env={"PYTHONPATH": path})
+    task_id = sent.json()["result"]["task"]["id"]
+    get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}}
+    with httpx.Client(base_url=again.url, timeout=60.0) as client:
+        replayed = client.post("/run", json=run_body(sid, "hello"), headers=headers)
+        task = client.post("/a2a/", json=get, headers={"A2A-Version": "1.0"})
+    assert first.status_code == replayed.status_code == 200
+    assert replayed.headers.get("Idempotent-Replayed") == "true"
+    assert replayed.json() == first.json()
     assert sent.status_code == 200 and "TASK_STATE_COMPLETED" in sent.text
+    assert task.status_code == 200 and task.json()["result"]["id"] == task_id
+    assert task.json()["result"]["status"]["state"] == "TASK_STATE_COMPLETED"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from troupe_servers import troupe_env
+from troupe_servers import TEST_VAULT_KEY, troupe_env
 
 from fakes.needs import POSTGRES_FIX, can_start_postgres, missing
 
@@ -52,6 +52,32 @@ def test_two_replicas_on_one_postgres_store_every_acknowledged_turn_once(tmp_pat
     assert abs(run["expected_turns_per_second"] - expected) <= 0.01
     steady_rate = run["steady_turns_per_second"]
     assert abs(run["scaling_efficiency"] - steady_rate / expected) <= 0.005
+
+
+@pytest.mark.skipif(not os.environ.get(POSTGRES_ENV), reason="needs .ci/postgres.sh's server")
+@pytest.mark.timeout(400)
+def test_three_replicas_under_kill_9_and_sigstop_run_no_tool_twice_and_close_every_turn(
+    tmp_path: Path,
+) -> None:
+    """The benchmark's chaos scenario in miniature, at the server's default
+    max_connections: one replica killed, another stopped inside a tool past its lease,
+    keyed retries of messages and approvals; bench/replica_chaos.py checks the rest."""
+    out = tmp_path / "chaos.json"
+    cmd = [sys.executable, str(REPLICAS), "--chaos", "--only", "chaos", "--sessions", "4",
+           "--turns", "3", "--concurrent", "2", "--out", str(out),
+           "--session-store", os.environ[POSTGRES_ENV]]  # fmt: skip
+    env = {**troupe_env(tmp_path / "data"), "TROUPE_SECRET_KEY": TEST_VAULT_KEY}
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=380)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["max_connections"] == 100
+    [run] = report["scenarios"]
+    assert run["problems"] == []
+    assert run["replica_fates"] == ["SIGKILL", "SIGSTOP, SIGCONT", "ran"]
+    assert run["turns_answered"] + run["turns_interrupted_and_closed"] == run["turns_requested"]
+    assert run["tools_run_twice"] == run["user_messages_stored_twice"] == 0
+    assert run["approved_tools_run"] > 0
+    assert run["stall"]["old_holder_writes_after_resume"] == 0
 
 
 def test_the_replica_benchmark_refuses_a_database_off_this_machine(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from troupe.stores.sessions import (
     open_session_store,
     probe_session_store,
     redact,
+    store_parts,
 )
 
 
@@ -104,12 +105,22 @@ def test_a_store_that_is_not_a_url_is_refused_with_examples() -> None:
     assert "sqlite:///" in message and "postgresql+asyncpg://" in message
 
 
-def test_a_synchronous_postgres_driver_is_refused_naming_the_async_one() -> None:
-    with pytest.raises(ConfigError) as caught:
-        open_session_store("postgresql://troupe:secret@127.0.0.1:5432/troupe")
-    message = str(caught.value)
-    assert "postgresql+asyncpg" in message
-    assert "secret" not in message
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://troupe:secret@127.0.0.1:5432/troupe",
+        "postgresql+asyncpg://troupe:secret@127.0.0.1:5432/troupe",
+        "postgres://troupe:secret@127.0.0.1:5432/troupe",
+    ],
+)
+def test_every_postgres_url_opens_through_psycopg_whatever_driver_it_names(url: str) -> None:
+    """One driver for every connection of the process: the budget and PgBouncer hold."""
+    service = open_session_store(url)
+    engine = store_parts(service).records.engine  # type: ignore[attr-defined]
+    assert engine.url.render_as_string(hide_password=False) == (
+        "postgresql+psycopg://troupe:secret@127.0.0.1:5432/troupe"
+    )
+    assert service.db_engine is engine  # type: ignore[attr-defined]
 
 
 def test_passwords_are_redacted_from_store_urls() -> None:

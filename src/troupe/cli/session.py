@@ -120,9 +120,7 @@ class ChatSession:
                     approve_unjailed_start(toolset)
         service = None
         if persist:
-            from ..stores.sessions import open_session_store
-
-            service = open_session_store(settings.session_store, settings.lock_limits)
+            service = settings.open_session_store()
         # Replies stream to the terminal as the model writes them (JSON output
         # keeps one object a step).
         assistant = Assistant(root, service, trace_store=traces, stream=not json_output)

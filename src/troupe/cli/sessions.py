@@ -116,12 +116,12 @@ def _with_store(
 ) -> T:
     from ..errors import TroupeError
     from ..settings import load_settings
-    from ..stores.sessions import close_session_store, open_session_store
+    from ..stores.sessions import close_session_store
 
     quiet_logs(False)
 
     async def run() -> T:
-        service = open_session_store(settings.session_store, settings.lock_limits)
+        service = settings.open_session_store()
         try:
             return await action(service)
         finally:

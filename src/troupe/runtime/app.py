@@ -20,7 +20,7 @@ from ..config import Config
 from ..errors import ConfigError
 from ..guards.turn import Guards
 from ..plan_steps import PlanStepApprovals
-from ..stores.session_lock import SessionQueuePlugin
+from ..stores.session_lock import LeaseFencePlugin, SessionQueuePlugin
 from ..stores.sessions import store_guard
 from ..stores.traces import TraceStore
 from .mcp_conflicts import McpConflictPlugin
@@ -46,6 +46,9 @@ RUNTIME_PLUGINS: tuple[tuple[str, PluginFactory], ...] = (
     ("plan_step_approvals", lambda _guards, _store: PlanStepApprovals()),
     ("recovery", lambda guards, _store: RecoveryPlugin(guards)),
     ("turn_timeout", lambda guards, _store: TurnTimeoutPlugin(guards)),
+    # Right before a tool runs (after any plugin that answers in its place):
+    # the turn must still hold its session's lease, and the tool is counted.
+    ("lease_fence", lambda _guards, _store: LeaseFencePlugin()),
     # Last: it writes the trace once the others have recorded the turn.
     ("trace", lambda guards, store: TracePlugin(guards, store)),
 )

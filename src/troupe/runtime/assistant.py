@@ -32,12 +32,14 @@ from .._adk_compat import unknown_agent_name
 from ..errors import InvalidRequestError, UnknownAgentError
 from ..guards.turn import Guards, TurnRecord
 from ..prompts import correction_message
+from ..stores.lock_limits import LeaseLostError
 from ..stores.session_lock import session_turns
 from ..stores.traces import (
     ANSWERED,
     AWAITING_APPROVAL,
     CANCELLED,
     FAILED,
+    INTERRUPTED,
     TIMEOUT,
     TraceStore,
 )
@@ -251,7 +253,9 @@ class Assistant:
             )
             raise
         except Exception as exc:
-            outcome, error = FAILED, f"{type(exc).__name__}: {exc}"
+            # A turn whose process lost the session to another was closed by that one.
+            outcome = INTERRUPTED if isinstance(exc, LeaseLostError) else FAILED
+            error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             record = guards.end_turn(session_id) if guards is not None else None

@@ -32,13 +32,12 @@ from google.genai import types
 
 from .._adk_compat import enqueue_event_nowait
 from ..guards.turn import Guards, TurnRecord, stop_message
-from ..stores.traces import ANSWERED, FAILED, TIMEOUT, TraceStore
+from ..stores.lock_limits import LeaseLostError
+from ..stores.traces import ANSWERED, FAILED, INTERRUPTED, TIMEOUT, TraceStore
+from ..turn_state import NOTE_AUTHOR
 from .tracing import Tracer, build_trace, record_trace, resumes_approval
 
 logger = logging.getLogger("troupe.runtime")
-
-NOTE_AUTHOR = "troupe"
-"""Author of the events troupe adds itself (not from a model)."""
 
 
 def note_event(text: str, invocation_id: str = "") -> Event:
@@ -257,13 +256,19 @@ class TracePlugin(BasePlugin):
     async def on_run_error_callback(
         self, *, invocation_context: InvocationContext, error: Exception
     ) -> None:
-        await self._finish(invocation_context, error=f"{type(error).__name__}: {error}")
+        # A turn whose replica lost the session to another was closed by that one.
+        failed = INTERRUPTED if isinstance(error, LeaseLostError) else FAILED
+        await self._finish(
+            invocation_context, error=f"{type(error).__name__}: {error}", failed=failed
+        )
 
-    async def _finish(self, ctx: InvocationContext, *, error: str | None) -> None:
+    async def _finish(
+        self, ctx: InvocationContext, *, error: str | None, failed: str = FAILED
+    ) -> None:
         turn = self.guards.end_invocation(ctx)
         if turn is None or self.store is None:
             return
-        outcome = FAILED if error else TIMEOUT if turn.timed_out else ANSWERED
+        outcome = failed if error else TIMEOUT if turn.timed_out else ANSWERED
         trace = build_trace(
             ctx.session.id,
             message_text(ctx.user_content),

@@ -16,7 +16,6 @@ from google.adk.runners import Runner
 from .. import __version__
 from ..errors import ConfigError
 from ..routing.capabilities import capability_list
-from ..stores.turn_records import async_database_url
 from ..tree import agent_tools
 
 if TYPE_CHECKING:
@@ -111,20 +110,3 @@ def build_a2a_app(
     from google.adk.a2a.utils.agent_to_a2a import to_a2a
 
     return to_a2a(root, agent_card=card, runner=runner, task_store=task_store)
-
-
-def database_task_store(session_store: str) -> tuple[Any, Any] | None:
-    """A2A tasks in the session store's database: (task store, engine to dispose).
-
-    Every replica on one PostgreSQL (or processes on one SQLite file) then
-    sees the same tasks. None for ``memory://``, whose tasks stay in memory.
-    """
-    database = async_database_url(session_store)
-    if database is None:
-        return None
-    from a2a.server.tasks import DatabaseTaskStore
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    engine = create_async_engine(database)
-    # a2a-sdk's own table, "tasks" (another name makes a new model class per app).
-    return DatabaseTaskStore(engine), engine

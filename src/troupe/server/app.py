@@ -23,7 +23,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.apps import App
-from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from google.adk.auth.credential_service.in_memory_credential_service import (
     InMemoryCredentialService,
 )
@@ -41,15 +40,22 @@ from ..runtime.app import build_app as build_runtime_app
 from ..runtime.warm_up import warm_up
 from ..sandbox.private import private_dir
 from ..settings import Settings
+from ..stores.artifacts import open_artifact_store
 from ..stores.lock_limits import SessionBusyError
 from ..stores.postgres import dispose_engines
 from ..stores.session_lock import QueuedRunner
-from ..stores.sessions import close_session_store, open_session_store, probe_session_store, redact
-from ..stores.turn_records import TurnRecords
+from ..stores.sessions import (
+    close_session_store,
+    is_postgres,
+    probe_session_store,
+    redact,
+    store_parts,
+)
 from ..tree import TroupeAgent, build_agent_tree
 from .auth import OPEN_PATHS, BearerAuthMiddleware
 from .body_limit import BodyLimit
 from .browser_scopes import CloseBrowserOnDelete
+from .database_errors import DatabaseErrors
 from .idempotency import IdempotentRuns
 from .request_log import RequestLog
 from .traces_api import add_trace_routes
@@ -169,33 +175,31 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     Raises:
         ConfigError: a bad session store URL, agent name or missing extra.
     """
+    check_connection_budget(settings)
     root = served_agent(settings, options.agent)
     troupe_app = build_runtime_app(root, name=APP_NAME, trace_store=settings.trace_store())
-    service = open_session_store(settings.session_store, settings.lock_limits)
-    turn_records = TurnRecords(settings.session_store)
+    service = settings.open_session_store()
+    parts = store_parts(service)
     services: dict[str, Any] = {
         "session_service": service,
-        "artifact_service": InMemoryArtifactService(),
+        "artifact_service": open_artifact_store(settings.artifact_store, parts.records),
         "memory_service": InMemoryMemoryService(),
         "credential_service": InMemoryCredentialService(),
     }
 
     a2a_app = None
-    task_engine: Any = None
     open_paths = set(OPEN_PATHS)
     if options.a2a:
-        from .a2a import A2A_PREFIX, CARD_PATH, build_a2a_app, database_task_store
+        from .a2a import A2A_PREFIX, CARD_PATH, build_a2a_app
+        from .a2a_tasks import task_store
 
         runner = QueuedRunner(app=troupe_app, **services)
-        tasks = database_task_store(settings.session_store)
-        if tasks is not None:
-            task_engine = tasks[1]
         a2a_app = build_a2a_app(
             root,
             runner,
             url=f"{options.base_url}{A2A_PREFIX}/",
             bearer=bool(settings.auth_token),
-            task_store=tasks[0] if tasks is not None else None,
+            task_store=task_store(parts.records),
         )
         # The card says what the agent can do and how to authenticate, so it
         # is public, as the A2A specification expects.
@@ -213,10 +217,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
                 yield
             finally:
                 await close_shared_browser()
-                await turn_records.close()
-                if task_engine is not None:
-                    await task_engine.dispose()
-                await close_session_store(service)
+                await close_session_store(service)  # and the engine every store shared
                 dispose_engines()  # the built-in stores' PostgreSQL pools, if any
 
     server_cls: Any
@@ -254,7 +255,10 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     add_trace_routes(app, settings.trace_store())
     app.add_exception_handler(SessionBusyError, _session_busy)
     app.add_middleware(CloseBrowserOnDelete)
-    app.add_middleware(IdempotentRuns, service=service, records=turn_records, default_app=APP_NAME)
+    app.add_middleware(DatabaseErrors)
+    app.add_middleware(
+        IdempotentRuns, service=service, records=parts.turn_records, default_app=APP_NAME
+    )
     if a2a_app is not None:
         app.mount(A2A_PREFIX, a2a_app)
     if settings.auth_token:
@@ -268,6 +272,36 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(RequestLog)  # outermost: every request, refused ones too
     return app
+
+
+def check_connection_budget(settings: Settings) -> None:
+    """Refuse to serve when this many replicas would exceed the server's connections.
+
+    Reads ``max_connections`` over one short connection; a server that cannot
+    be reached now is left to the readiness probe (the replica starts, not ready).
+
+    Raises:
+        ConfigError: the budget does not fit; one line with the arithmetic and the fix.
+    """
+    if not is_postgres(settings.session_store):
+        return
+    from ..stores.budget import budget_problem, server_limits
+    from ..stores.urls import postgres_url
+
+    url = postgres_url(settings.session_store)
+    assert url is not None
+    try:
+        max_connections, reserved = server_limits(url)
+    except Exception as exc:
+        logger.warning(
+            "Could not read max_connections from %s (%s); the connection budget is unchecked.",
+            redact(settings.session_store),
+            " ".join(str(exc).split()),
+        )
+        return
+    problem = budget_problem(settings.pool_budget, max_connections, reserved)
+    if problem is not None:
+        raise ConfigError(f"{problem} ({redact(settings.session_store)})")
 
 
 def _queued(server_cls: type[Any]) -> type[Any]:

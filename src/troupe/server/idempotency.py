@@ -1,15 +1,31 @@
-"""``Idempotency-Key`` on ``/run`` and ``/run_sse``: a retry gets the stored outcome.
+"""Keyed requests: every request that can run a tool, retried, never runs it twice.
 
-For a ``POST /run`` or ``/run_sse`` carrying the header, the middleware takes the session's
-turn lock (the same one the runner takes, so the turn runs inside it), then
-looks the key up in :class:`~troupe.stores.turn_records.TurnRecords`:
+Three kinds of request are keyed:
 
-* no row: the turn is recorded ``running``, runs, and its 200 response is
-  stored as ``done`` (a refused turn, 4xx/5xx, leaves no row: a retry runs it);
-* ``done``: the stored response is sent again, with ``Idempotent-Replayed: true``;
-* ``running``: the process that ran it died mid-turn (it would otherwise hold
-  the lock), so its unanswered tool calls are closed as interrupted and the
-  client gets 409 saying so; ``interrupted`` rows answer the same.
+* ``POST /run`` and ``/run_sse`` with an ``Idempotency-Key`` header (1-200
+  characters, scoped to the session);
+* an approval answer: a ``/run`` or ``/run_sse`` whose message answers ADK's
+  ``adk_request_confirmation`` is keyed by the confirmation's call id, with
+  or without a header, so answering one approval twice runs its tool once;
+* A2A ``message/send`` and ``message/stream`` (``SendMessage``,
+  ``SendStreamingMessage``), keyed by their ``messageId``. A message without a
+  ``contextId`` gets one derived from its ``messageId``, so a retry of it
+  lands in the same conversation.
+
+For each, the middleware takes the session's turn lock (the lock the runner
+takes, so the turn runs inside it), then looks the key up in
+:class:`~troupe.stores.turn_records.TurnRecords`:
+
+* no record: the key is claimed ``running``, the turn runs, and its response
+  is stored ``done``. A turn that fails (an error, a 503, a dropped client)
+  before anything of it was stored or run leaves no record, so a retry runs
+  it; one that fails later is closed (its dangling calls answered as
+  interrupted, a note where its answer would be) and marked ``interrupted``;
+* ``done``: the stored response is sent again, with ``Idempotent-Replayed: true``
+  (an A2A reply carries the retry's JSON-RPC id);
+* ``running``: found under the lock, its process died or stalled past its
+  lease, so the turn is closed and the client gets 409 "interrupted", as for
+  ``interrupted``.
 
 Any keyed turn first closes the session's other turns still recorded
 ``running`` the same way, so a turn cut off by a crash is closed on the next
@@ -18,39 +34,79 @@ keyed turn of its session even when the client never retries it.
 The response is passed on as it comes (``/run_sse`` keeps streaming) and
 kept; a replay sends it whole. Because the session's lock is taken before the
 response starts, a busy session gets a plain 409 with ``Retry-After`` on
-``/run_sse`` too. Requests without the header pass through untouched.
+``/run_sse`` too, and a database that cannot give a connection a 503 with
+``Retry-After``. Requests with no key pass through untouched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from google.adk.sessions.base_session_service import BaseSessionService
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..stores.lock_limits import SessionBusyError
-from ..stores.session_lock import session_turns
+from .._adk_compat import a2a_user_id
+from ..stores.lock_limits import LeaseLostError, SessionBusyError
+from ..stores.session_lock import held_lease, session_turns, turn_journal
 from ..stores.turn_records import (
     DONE,
     INTERRUPTED,
     RUNNING,
-    TurnRecord,
     TurnRecords,
-    close_dangling,
+    close_turn,
     interrupted_reply,
     session_scope,
     turn_key,
 )
+from .database_errors import StartTracker, answer_database_error
+from .responses import json_response, send_body
+
+logger = logging.getLogger("troupe.server")
 
 HEADER = b"idempotency-key"
 MEDIA_TYPES = {"/run": b"application/json", "/run_sse": b"text/event-stream"}
-"""The keyed paths, and the media type of their stored responses."""
+"""The keyed ADK paths, and the media type of their responses."""
+A2A_PATHS = ("/a2a", "/a2a/")
+A2A_SEND_METHODS = frozenset(
+    {"message/send", "message/stream", "SendMessage", "SendStreamingMessage"}
+)
+"""The A2A methods that run a turn (0.3 and 1.0 names)."""
 MAX_KEY_CHARS = 200
+CONFIRMATION = "adk_request_confirmation"
+"""The name of ADK's confirmation call, which an approval answer answers."""
+FAILED_REASON = "it failed after it had started"
+_CONTEXT_NAMESPACE = uuid.UUID("0b5f3c1e-8f5e-4a47-9d2c-7b1a2d4e6f80")
+
+
+@dataclass(frozen=True)
+class KeyedTurn:
+    """A request to run under a key: its session and what names it."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    key: str
+    approvals: tuple[str, ...] = ()
+    """The confirmation call ids the request answers."""
+    rpc_id: Any = None
+    """The JSON-RPC id of an A2A request (its replay carries it)."""
+
+    @property
+    def row(self) -> str:
+        return turn_key(self.app_name, self.user_id, self.session_id, self.key)
+
+    @property
+    def scope(self) -> str:
+        return session_scope(self.app_name, self.user_id, self.session_id)
 
 
 class IdempotentRuns:
-    """ASGI middleware giving ``/run`` durable, keyed turns."""
+    """ASGI middleware giving ``/run``, ``/run_sse`` and A2A sends durable, keyed turns."""
 
     def __init__(
         self,
@@ -66,65 +122,227 @@ class IdempotentRuns:
         self.default_app = default_app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        key = _header(scope)
         path = scope.get("path")
-        if key is None or scope.get("method") != "POST" or path not in MEDIA_TYPES:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        if not key or len(key) > MAX_KEY_CHARS:
-            await _json(send, 400, {"detail": f"Idempotency-Key must be 1-{MAX_KEY_CHARS} chars"})
+        if path in MEDIA_TYPES:
+            await self._run(scope, receive, send)
+        elif path in A2A_PATHS:
+            await self._a2a(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _run(self, scope: Scope, receive: Receive, send: Send) -> None:
+        header = _header(scope)
+        if header is not None and not 0 < len(header) <= MAX_KEY_CHARS:
+            detail = f"Idempotency-Key must be 1-{MAX_KEY_CHARS} characters"
+            await json_response(send, 400, {"detail": detail})
             return
         body = await _read_body(receive)
-        try:
-            request = json.loads(body)
-            app_name = str(request.get("app_name") or self.default_app)
-            user_id, session_id = str(request["user_id"]), str(request["session_id"])
-        except (ValueError, KeyError, TypeError, AttributeError):
-            await self.app(scope, _replay(body, receive), send)  # ADK names what is wrong
+        turn = _run_turn(body, header, self.default_app)
+        if turn is None:  # no key, or a body ADK will refuse and explain
+            await self.app(scope, _replay(body, receive), send)
             return
-        row = turn_key(app_name, user_id, session_id, key)
-        scope_id = session_scope(app_name, user_id, session_id)
+        await self._keyed(turn, scope, _replay(body, receive), send)
+
+    async def _a2a(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(receive)
+        keyed = _a2a_turn(body, self.default_app)
+        if keyed is None:
+            await self.app(scope, _replay(body, receive), send)
+            return
+        turn, body = keyed
+        await self._keyed(turn, scope, _replay(body, receive), send)
+
+    async def _keyed(self, turn: KeyedTurn, scope: Scope, receive: Receive, send: Send) -> None:
+        tracker = StartTracker(send)
         try:
-            async with session_turns(self.service).hold(app_name, user_id, session_id):
-                await self._close_interrupted(app_name, user_id, session_id, row)
-                record = await self.records.get(row)
-                if record is not None and record.state == DONE and record.response is not None:
-                    await _send(send, 200, record.response.encode(), MEDIA_TYPES[path], True)
-                    return
-                if record is not None and record.state in (RUNNING, INTERRUPTED):
-                    closed = await close_dangling(self.service, app_name, user_id, session_id)
-                    await self.records.put(row, scope_id, TurnRecord(INTERRUPTED))
-                    await _send(send, 409, interrupted_reply(closed).encode())
-                    return
-                await self.records.put(row, scope_id, TurnRecord(RUNNING))
-                status, payload = await _pass_on(self.app, scope, _replay(body, receive), send)
-                if status == 200:
-                    text = payload.decode("utf-8", errors="replace")
-                    await self.records.put(row, scope_id, TurnRecord(DONE, text))
-                else:
-                    await self.records.forget(row)
+            async with session_turns(self.service).hold(
+                turn.app_name, turn.user_id, turn.session_id
+            ):
+                await self._under_lock(turn, scope, receive, tracker)
         except SessionBusyError as exc:
-            await _json(
+            if tracker.started:
+                raise
+            await json_response(
                 send,
                 409,
                 {"detail": str(exc), "retry_after_s": exc.retry_after_s},
                 retry_after=exc.retry_after_s,
             )
+        except Exception as exc:
+            if not await answer_database_error(tracker, exc):
+                raise
 
-    async def _close_interrupted(
-        self, app_name: str, user_id: str, session_id: str, keep: str
+    async def _under_lock(
+        self, turn: KeyedTurn, scope: Scope, receive: Receive, send: Send
     ) -> None:
+        lease = held_lease((turn.app_name, turn.user_id, turn.session_id))
+        fence = f"{lease.holder}:{lease.token}" if lease is not None else "local"
+        await self._close_interrupted(turn)
+        record = await self.records.get(turn.row)
+        if record is not None and record.state == DONE and record.response is not None:
+            media_type, payload = _unpack(record.response)
+            await send_body(send, 200, _with_rpc_id(payload, turn.rpc_id), media_type, True)
+            return
+        if record is not None and record.state in (RUNNING, INTERRUPTED):
+            closed = await close_turn(self.service, *_session(turn), reason=FAILED_REASON)
+            await self.records.interrupt(turn.row)
+            await send_body(send, 409, interrupted_reply(closed).encode())
+            return
+        if turn.approvals and await self._answered(turn):
+            detail = (
+                "this approval was answered already; its tool is not run again. "
+                "Send a new message to continue."
+            )
+            await json_response(send, 409, {"detail": detail, "state": "answered"})
+            return
+        if not await self.records.claim(turn.row, turn.scope, fence):
+            await json_response(send, 409, {"detail": "this key's turn is running"}, retry_after=1)
+            return
+        with turn_journal() as journal:
+            try:
+                status, media_type, payload = await _pass_on(self.app, scope, receive, send)
+            except LeaseLostError:
+                raise  # the session is another's now: its holder closes this turn
+            except BaseException:
+                await self._failed(turn, fence, journal.stored + journal.tools)
+                raise
+        if status == 200:
+            text = _pack(media_type, payload)
+            await self.records.finish(turn.row, fence, DONE, text)
+        else:
+            await self._failed(turn, fence, journal.stored + journal.tools)
+
+    async def _failed(self, turn: KeyedTurn, fence: str, done: int) -> None:
+        """A keyed turn ended without an answer: forget it if nothing of it happened,
+        else close it as interrupted. If even that fails, the record stays ``running``
+        and the session's next holder closes the turn."""
+        try:
+            if done == 0:
+                await self.records.forget(turn.row, fence)
+                return
+            await close_turn(self.service, *_session(turn), reason=FAILED_REASON)
+            await self.records.finish(turn.row, fence, INTERRUPTED)
+        except Exception as exc:
+            logger.warning("Could not close the failed turn of key %r: %s", turn.key, exc)
+
+    async def _close_interrupted(self, turn: KeyedTurn) -> None:
         """Close the session's other turns still recorded running: their process died.
 
         Called with the session's lock held, so no live process runs them.
         """
-        scope_id = session_scope(app_name, user_id, session_id)
-        others = [k for k in await self.records.running_in(scope_id) if k != keep]
-        if not others:
-            return
-        await close_dangling(self.service, app_name, user_id, session_id)
-        for other in others:
-            await self.records.put(other, scope_id, TurnRecord(INTERRUPTED))
+        if await self.records.interrupt_running(turn.scope, keep=turn.row):
+            await close_turn(self.service, *_session(turn), reason=FAILED_REASON)
+
+    async def _answered(self, turn: KeyedTurn) -> bool:
+        """True when the session already holds an answer to one of the turn's approvals."""
+        session = await self.service.get_session(
+            app_name=turn.app_name, user_id=turn.user_id, session_id=turn.session_id
+        )
+        if session is None:
+            return False
+        answered = {r.id for e in session.events for r in e.get_function_responses()}
+        return any(call_id in answered for call_id in turn.approvals)
+
+
+def _session(turn: KeyedTurn) -> tuple[str, str, str]:
+    return turn.app_name, turn.user_id, turn.session_id
+
+
+def _run_turn(body: bytes, header: str | None, default_app: str) -> KeyedTurn | None:
+    """The keyed turn a ``/run`` body asks for, or None (no key, or not a valid request)."""
+    try:
+        request = json.loads(body)
+        app_name = str(request.get("app_name") or default_app)
+        user_id, session_id = str(request["user_id"]), str(request["session_id"])
+        approvals = _approvals(request.get("new_message"))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if approvals:
+        # One approval runs its tool once, whatever key (or none) each answer carries.
+        key = "approval:" + ",".join(approvals)
+    elif header is not None:
+        key = "key:" + header
+    else:
+        return None
+    return KeyedTurn(app_name, user_id, session_id, key, approvals)
+
+
+def _approvals(message: Any) -> tuple[str, ...]:
+    """The confirmation call ids a ``/run`` message answers, sorted."""
+    if not isinstance(message, dict):
+        return ()
+    ids = set()
+    for part in message.get("parts") or ():
+        response = part.get("functionResponse") or part.get("function_response") or {}
+        if response.get("name") == CONFIRMATION and response.get("id"):
+            ids.add(str(response["id"]))
+    return tuple(sorted(ids))
+
+
+def _a2a_turn(body: bytes, app_name: str) -> tuple[KeyedTurn, bytes] | None:
+    """The keyed turn of an A2A send, and its body (with a context id derived from the
+    message id when it had none); None for other requests and malformed ones."""
+    try:
+        request = json.loads(body)
+        if request.get("method") not in A2A_SEND_METHODS:
+            return None
+        message = request["params"]["message"]
+        message_id = str(message.get("messageId") or message.get("message_id") or "")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not message_id or len(message_id) > MAX_KEY_CHARS:
+        return None
+    context_id = message.get("contextId") or message.get("context_id")
+    if not context_id:
+        context_id = str(uuid.uuid5(_CONTEXT_NAMESPACE, message_id))
+        message["contextId"] = context_id
+        body = json.dumps(request).encode()
+    context_id = str(context_id)
+    turn = KeyedTurn(
+        app_name,
+        a2a_user_id(context_id),
+        context_id,
+        "a2a:" + message_id,
+        rpc_id=request.get("id"),
+    )
+    return turn, body
+
+
+def _pack(media_type: bytes, payload: bytes) -> str:
+    return json.dumps(
+        {"media_type": media_type.decode("latin-1"), "body": payload.decode("utf-8", "replace")}
+    )
+
+
+def _unpack(stored: str) -> tuple[bytes, bytes]:
+    kept = json.loads(stored)
+    return kept["media_type"].encode("latin-1"), kept["body"].encode("utf-8")
+
+
+def _with_rpc_id(payload: bytes, rpc_id: Any) -> bytes:
+    """An A2A reply as the retry's reply: its JSON-RPC id (in each event of a stream)."""
+    if rpc_id is None:
+        return payload
+
+    def rewrite(text: str) -> str:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            reply = json.loads(text)
+            if isinstance(reply, dict) and "jsonrpc" in reply:
+                reply["id"] = rpc_id
+                return json.dumps(reply)
+        return text
+
+    text = payload.decode("utf-8", "replace")
+    if text.lstrip().startswith("{"):
+        return rewrite(text).encode()
+    lines = [
+        "data: " + rewrite(line[6:]) if line.startswith("data: ") else line
+        for line in text.split("\n")
+    ]
+    return "\n".join(lines).encode()
 
 
 def _header(scope: Scope) -> str | None:
@@ -160,41 +378,25 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _pass_on(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> tuple[int, bytes]:
-    """Run ``app``, sending its response on as it comes; return its status and body."""
+async def _pass_on(
+    app: ASGIApp, scope: Scope, receive: Receive, send: Send
+) -> tuple[int, bytes, bytes]:
+    """Run ``app``, sending its response on as it comes; return its status, media type
+    and body."""
     status = 500
+    media_type = b"application/json"
     chunks: list[bytes] = []
 
     async def keep(message: Message) -> None:
-        nonlocal status
+        nonlocal status, media_type
         if message["type"] == "http.response.start":
             status = int(message["status"])
+            for name, value in message.get("headers") or ():
+                if name.lower() == b"content-type":
+                    media_type = value.split(b";")[0].strip()
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
         await send(message)
 
     await app(scope, receive, keep)
-    return status, b"".join(chunks)
-
-
-async def _send(
-    send: Send,
-    status: int,
-    body: bytes,
-    media_type: bytes = b"application/json",
-    replayed: bool = False,
-) -> None:
-    headers = [(b"content-type", media_type), (b"content-length", str(len(body)).encode())]
-    if replayed:
-        headers.append((b"idempotent-replayed", b"true"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _json(send: Send, status: int, payload: Any, *, retry_after: int | None = None) -> None:
-    body = json.dumps(payload).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if retry_after is not None:
-        headers.append((b"retry-after", str(retry_after).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    return status, media_type, b"".join(chunks)

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 DEFAULT_WAIT_S = 30.0
 """Seconds a turn waits for its session by default before :class:`SessionBusyError`."""
 DEFAULT_LEASE_S = 30.0
-"""Seconds a stalled PostgreSQL lock holder keeps its lock by default."""
-DEFAULT_POOL_SIZE = 20
-"""Connections one process uses for PostgreSQL session locks by default."""
+"""Seconds a PostgreSQL session lease lasts unless renewed: how long a stalled or dead
+holder keeps its session at most."""
+DEFAULT_RECORD_TTL_S = 24 * 3600.0
+"""Seconds a keyed turn's record lives after its last change, by default."""
 
 
 class SessionBusyError(RuntimeError):
@@ -28,13 +29,24 @@ class SessionBusyError(RuntimeError):
         )
 
 
+class LeaseLostError(RuntimeError):
+    """This turn's lease on its session was taken over: it may run and write nothing more."""
+
+    def __init__(self, session_id: str, lease_s: float) -> None:
+        self.session_id = session_id
+        super().__init__(
+            f"interrupted: this replica stopped renewing its lease on session {session_id!r} "
+            f"for longer than turn_lock_lease_s ({lease_s:g} s) and another turn took the "
+            "session over; this turn runs no further tool and writes nothing more"
+        )
+
+
 @dataclass(frozen=True)
 class LockLimits:
     """How long a turn waits for its session, and how long a stalled holder keeps it."""
 
     wait_s: float = DEFAULT_WAIT_S
     lease_s: float = DEFAULT_LEASE_S
-    pool_size: int = DEFAULT_POOL_SIZE
 
     @property
     def retry_after_s(self) -> int:

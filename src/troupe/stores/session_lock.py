@@ -7,26 +7,29 @@ runner loads the session. :class:`SessionTurns` is that queue:
 
 * in this process, a first-come-first-served ``asyncio.Lock`` per
   (app, user, session);
-* across processes, a guard in the store itself: a PostgreSQL advisory lock
-  (``pg_try_advisory_lock`` on a pooled connection held for the turn), or for
-  a SQLite file an exclusive ``flock`` on a lock file beside it. Both are
-  released by the server or the kernel when the holder dies, so a killed
-  ``troupe chat`` never leaves a session locked.
+* across processes, a guard in the store itself: on PostgreSQL a lease row
+  per session (:class:`LeaseGuard`), on a SQLite file an exclusive ``flock``
+  on a lock file beside it (:class:`FileGuard`, released by the kernel when
+  its holder dies).
 
 The wait is bounded: a turn that cannot take its session within ``wait_s``
 raises :class:`SessionBusyError` (``troupe serve`` answers 409 with
-``Retry-After``). On PostgreSQL a holder that stalls (a stopped or hung
-process, a dead host) loses the lock too: its connection runs with
-``idle_session_timeout`` set to the lease, and a live holder pings it every
-third of the lease, so the server ends the session of one that stopped
-pinging and drops its lock. A session-level advisory lock was kept over a
-lease row because PostgreSQL itself then releases the lock on every kind of
-holder death (process, connection, host via TCP keepalives), with no clock
-comparisons between machines and no sweeper.
+``Retry-After``). A PostgreSQL lease lasts ``lease_s`` and its holder renews
+it while the turn runs; a holder that dies or stalls loses it when it
+expires, and the turn that takes it over closes the stalled turn first
+(``on_takeover``). The lease carries a fencing token: the holder checks it
+before each tool call (:meth:`Lease.check`, from the runtime's plugin) and
+each write to the session (:meth:`Lease.fence`, from the session service), so
+a holder that wakes up after losing its lease runs no further tool and writes
+nothing. A lease row rather than PostgreSQL's session-level advisory locks,
+because those live in a server session that a transaction pooler (PgBouncer)
+does not keep for a client, and because a lease can be checked by token.
 
 :class:`QueuedRunner` is ADK's ``Runner`` whose ``run_async`` waits its turn;
 :func:`session_turns` gives the queue a session service shares with every
 runner and :class:`~troupe.runtime.assistant.Assistant` over it.
+:class:`TurnJournal` counts what the current turn stored and which tools it
+started, so a keyed turn that fails can tell whether anything of it is left.
 """
 
 from __future__ import annotations
@@ -34,12 +37,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
+import logging
 import os
+import socket
+import uuid
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from google.adk.agents.invocation_context import InvocationContext
@@ -53,7 +61,10 @@ from typing_extensions import override
 
 from .._adk_compat import set_storage_marker, storage_marker
 from ..sandbox.private import private_dir
-from .lock_limits import LockLimits, SessionBusyError
+from .budget import DatabaseBusyError, is_lock_timeout
+from .lock_limits import LeaseLostError, LockLimits, SessionBusyError
+
+logger = logging.getLogger("troupe.sessions")
 
 SessionKey = tuple[str, str, str]
 """(app name, user id, session id)."""
@@ -68,8 +79,9 @@ class StoreGuard(Protocol):
 
     def hold(
         self, key: SessionKey, deadline: float
-    ) -> contextlib.AbstractAsyncContextManager[None]:
-        """Wait until no other process runs a turn on ``key``, and keep it so.
+    ) -> contextlib.AbstractAsyncContextManager[Lease | None]:
+        """Wait until no other process runs a turn on ``key``, and keep it so; give the
+        :class:`Lease` (None for guards without one).
 
         Raises :class:`TimeoutError` when ``deadline`` (loop time) passes first.
         """
@@ -144,126 +156,308 @@ class FileGuard:
         return None
 
 
-class PostgresGuard:
-    """A session-level advisory lock on a pooled connection, held for the turn.
+LEASE_TABLES = {
+    "postgresql": (
+        "CREATE TABLE IF NOT EXISTS troupe_session_leases ("
+        " session_key TEXT PRIMARY KEY, holder TEXT, token BIGINT NOT NULL,"
+        " expires_at TIMESTAMPTZ NOT NULL, taken_from TEXT)",
+    ),
+}
+"""One row per session whose turn runs now (or whose stalled turn is still to be closed)."""
 
-    Lock connections come from an engine of their own whose pool holds at most
-    ``limits.pool_size`` connections: a turn waiting for its lock borrows one
-    only for each try, so waiting turns never hold a connection each, and the
-    turns running never wait behind them for the session store's connections.
-    Every lock connection runs with ``idle_session_timeout`` at the lease and
-    TCP keepalives, and its holder pings it while the turn runs, so the lock
-    of a holder that stalls or dies is dropped by the server within the lease.
+_ACQUIRE = (
+    "INSERT INTO troupe_session_leases AS l (session_key, holder, token, expires_at)"
+    " VALUES (:k, :h, 1, clock_timestamp() + :lease * interval '1 second')"
+    " ON CONFLICT (session_key) DO UPDATE SET holder = excluded.holder, token = l.token + 1,"
+    " expires_at = excluded.expires_at, taken_from = coalesce(l.holder, l.taken_from)"
+    " WHERE l.holder IS NULL OR l.expires_at < clock_timestamp()"
+    " RETURNING token, taken_from"
+)
+"""Take a free or expired lease in one statement. ``taken_from`` names the holder that
+stalled or died without releasing it (or one whose stalled turn was not closed yet)."""
+_RENEW = (
+    "UPDATE troupe_session_leases SET expires_at = clock_timestamp() + :lease * interval '1 second'"
+    " WHERE holder = ANY(:holders) RETURNING holder"
+)
+"""Renew every lease this process holds, in one statement (a holder names one acquisition)."""
+_CURRENT = (
+    "SELECT 1 FROM troupe_session_leases WHERE session_key = :k AND holder = :h AND token = :t"
+)
+_FENCE = (
+    "SELECT 1 FROM troupe_session_leases,"
+    " set_config('lock_timeout', :lock, true) AS lock_timeout,"
+    " set_config('idle_in_transaction_session_timeout', :idle, true) AS idle_timeout"
+    " WHERE session_key = :k AND holder = :h AND token = :t FOR SHARE OF troupe_session_leases"
+)
+"""The lease's row, held until the write that follows commits, with the transaction's
+timeouts set on the way (see :meth:`Lease.fence`)."""
+_CLOSED = (
+    "UPDATE troupe_session_leases SET taken_from = NULL"
+    " WHERE session_key = :k AND holder = :h AND token = :t"
+)
+_RELEASE = (
+    "DELETE FROM troupe_session_leases"
+    " WHERE session_key = :k AND holder = :h AND token = :t AND taken_from IS NULL"
+)
+_RELEASE_UNCLOSED = (
+    "UPDATE troupe_session_leases SET holder = NULL"
+    " WHERE session_key = :k AND holder = :h AND token = :t"
+)
+
+
+class Lease:
+    """The right to run the turn of one session now, with its fencing token.
+
+    A holder that stalls longer than the lease may find it taken over: the row
+    then names another holder and token, so :meth:`check` (before each tool
+    call) and :meth:`fence` (around each write) refuse with
+    :class:`LeaseLostError`, and the new holder's turn is never touched.
     """
 
-    def __init__(self, url: str, limits: LockLimits | None = None) -> None:
-        self.url = url
-        self.limits = limits or LockLimits()
-        self._engine: Any = None
+    def __init__(self, guard: LeaseGuard, key: SessionKey, holder: str, token: int) -> None:
+        self.guard = guard
+        self.key = key
+        self.holder = holder
+        self.token = token
+        self.taken_over = False
+        """The previous holder stalled or died holding it: its turn is to be closed."""
+        self.lost = False
+        self.sure_until = 0.0
+        """Loop time before which no one can have taken the lease over: the server set its
+        expiry a lease after this holder asked, and asking came first (see :meth:`check`)."""
 
-    def _engine_for_loop(self) -> Any:
-        if self._engine is None:
-            from sqlalchemy.ext.asyncio import create_async_engine
+    def renewed(self, asked_at: float) -> None:
+        """The server set the expiry a lease after a request sent at ``asked_at`` (loop time)."""
+        self.sure_until = max(self.sure_until, asked_at + self.guard.limits.lease_s)
 
-            lease_ms = int(self.limits.lease_s * 1000)
-            self._engine = create_async_engine(
-                self.url,
-                pool_size=self.limits.pool_size,
-                max_overflow=0,
-                pool_pre_ping=True,  # the server ends idle pooled connections too
-                connect_args={
-                    "server_settings": {
-                        "idle_session_timeout": str(lease_ms),
-                        "tcp_keepalives_idle": "5",
-                        "tcp_keepalives_interval": "2",
-                        "tcp_keepalives_count": "3",
-                        "application_name": "troupe-session-lock",
-                    }
-                },
-            )
-        return self._engine
+    @property
+    def row_params(self) -> dict[str, Any]:
+        return {"k": _key_text(self.key), "h": self.holder, "t": self.token}
+
+    def _lost(self) -> LeaseLostError:
+        self.lost = True
+        return LeaseLostError(self.key[2], self.guard.limits.lease_s)
+
+    async def check(self) -> None:
+        """Raise :class:`LeaseLostError` unless this lease is still the session's.
+
+        While the lease cannot have expired yet (its last renewal was asked less than a
+        lease ago, minus a margin, on this process's monotonic clock, which runs on
+        while the process is stopped), no one can have taken it over and the database
+        is not asked; a holder that was stopped for longer asks it."""
+        if self.lost:
+            raise self._lost()
+        margin = min(2.0, self.guard.limits.lease_s / 4)
+        if asyncio.get_running_loop().time() < self.sure_until - margin:
+            return
+        found = (await self.guard.records.run(_CURRENT, self.row_params)).first()
+        if found is None:
+            raise self._lost()
 
     @contextlib.asynccontextmanager
-    async def hold(self, key: SessionKey, deadline: float) -> AsyncIterator[None]:
+    async def fence(self) -> AsyncIterator[Any]:
+        """A connection in a transaction that holds this lease's row (``FOR SHARE``) until
+        it commits: writes made on it land only while the lease is this holder's, and a
+        takeover waits for them. Raises :class:`LeaseLostError` when the lease is gone."""
+        if self.lost:
+            raise self._lost()
         from sqlalchemy import text
 
-        number = int.from_bytes(_digest(key), "big", signed=True)
-        engine = self._engine_for_loop()
+        # One statement sets this transaction's timeouts (functions in FROM run before
+        # the row is locked) and takes the lease's row: it waits longer for the row
+        # than a stalled process may keep a transaction open on it, so such a process
+        # is ended first and the write goes on; and if this process stalls now, the
+        # server ends this transaction within half a lease.
+        records = self.guard.records
+        timeouts = {
+            "lock": str(int(self.guard.limits.lease_s * 1000)),
+            "idle": str(int(records.idle_timeout_s * 1000)),
+        }
+        async with records.engine.begin() as conn:
+            try:
+                found = await conn.scalar(text(_FENCE), {**self.row_params, **timeouts})
+            except Exception as exc:
+                if is_lock_timeout(exc):
+                    raise DatabaseBusyError(f"the lease on {self.key[2]!r} stayed locked") from exc
+                raise
+            if found is None:
+                raise self._lost()
+            yield conn
+
+    async def closed_stalled_turn(self) -> None:
+        """Record that the stalled holder's turn has been closed."""
+        await self.guard.records.run(_CLOSED, self.row_params)
+        self.taken_over = False
+
+
+class LeaseGuard:
+    """A lease row per session in PostgreSQL, renewed while its turn runs.
+
+    Taking the session is one ``INSERT ... ON CONFLICT DO UPDATE`` that
+    succeeds when no one holds the row or its holder let it expire; every
+    statement is its own short transaction on the process's pooled engine, so
+    a turn waiting for its session holds no connection between tries, and
+    nothing here needs a server session of its own: a transaction pooler
+    (PgBouncer) may stand in between. Expiry is read on the server's clock
+    only. Every third of ``limits.lease_s`` one statement renews all the
+    leases the process holds (so renewals cost one pooled connection a period,
+    however many turns run); a holder that stalls (``SIGSTOP``, a hung host)
+    or dies (``kill -9``) loses its leases once they expire, and the next turn
+    on each session takes it over and closes the stalled turn
+    (:attr:`Lease.taken_over`).
+    """
+
+    def __init__(self, records: Any, limits: LockLimits | None = None) -> None:
+        self.records = records
+        """A :class:`~troupe.stores.database.PostgresRecords` (its engine is the process's)."""
+        self.limits = limits or LockLimits()
+        self._process = f"{socket.gethostname()}:{os.getpid()}"
+        self._held: dict[str, Lease] = {}
+        self._keeper: asyncio.Task[None] | None = None
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: SessionKey, deadline: float) -> AsyncIterator[Lease]:
+        await self.records.ensure("troupe_session_leases", LEASE_TABLES)
         loop = asyncio.get_running_loop()
-        held: Any = None
+        holder = f"{self._process}:{uuid.uuid4().hex[:12]}"
+        params = {"k": _key_text(key), "h": holder, "lease": self.limits.lease_s}
+        lease: Lease | None = None
 
         async def attempt() -> bool:
-            nonlocal held
+            nonlocal lease
             left = deadline - loop.time()
             if left <= 0:
                 return False
-            async with asyncio.timeout(left):
-                conn = await engine.connect()
+            asked_at = loop.time()
             try:
-                taken = await conn.scalar(text("SELECT pg_try_advisory_lock(:n)"), {"n": number})
-                await conn.commit()
-            except BaseException:
-                await conn.invalidate()
-                await conn.close()
-                raise
-            if taken:
-                held = conn
-                return True
-            await conn.close()  # back to the pool for the next try
-            return False
+                async with asyncio.timeout(left):
+                    row = (await self.records.run(_ACQUIRE, params)).first()
+            except Exception as exc:
+                if not is_lock_timeout(exc):
+                    raise
+                return False  # the row is locked by a transaction still open: try again
+            if row is None:
+                return False
+            lease = Lease(self, key, holder, int(row[0]))
+            lease.taken_over = row[1] is not None
+            lease.renewed(asked_at)
+            return True
 
         await _poll(attempt, deadline)
-        in_query = asyncio.Event()
-        heartbeat = asyncio.create_task(self._ping(held, in_query))
+        assert lease is not None
+        self._held[holder] = lease
+        self._keep_renewing(loop)
         try:
-            yield
+            yield lease
         finally:
-            heartbeat.cancel()
-            broken = in_query.is_set()  # cut off mid-query: the connection's state is unknown
-            try:
-                await heartbeat
-            except asyncio.CancelledError:
-                pass
-            except Exception:  # the server ended the connection (the lease ran out)
-                broken = True
-            await self._release(held, number, broken=broken)
+            self._held.pop(holder, None)
+            await asyncio.shield(self._release(lease))
 
-    async def _ping(self, conn: Any, in_query: asyncio.Event) -> None:
-        """Keep the holder's connection busy enough that the server does not end it."""
-        from sqlalchemy import text
+    def _keep_renewing(self, loop: asyncio.AbstractEventLoop) -> None:
+        keeper = self._keeper
+        if keeper is None or keeper.done() or keeper.get_loop() is not loop:
+            self._keeper = loop.create_task(self._renew_all())
 
-        while True:
+    async def _renew_all(self) -> None:
+        """Renew every held lease each third of the lease, while any is held."""
+        while self._held:
             await asyncio.sleep(self.limits.lease_s / 3)
-            in_query.set()
-            await conn.execute(text("SELECT 1"))
-            await conn.commit()
-            in_query.clear()
-
-    async def _release(self, conn: Any, number: int, *, broken: bool) -> None:
-        from sqlalchemy import text
-
-        if not broken:
+            holders = list(self._held)
+            if not holders:
+                break
+            params = {"holders": holders, "lease": self.limits.lease_s}
+            asked_at = asyncio.get_running_loop().time()
             try:
-                await conn.scalar(text("SELECT pg_advisory_unlock(:n)"), {"n": number})
-                await conn.commit()
-                await conn.close()
-                return
-            except Exception:  # the connection is gone; so is its lock
-                pass
-        # Ending the connection ends its server session and every lock it held.
-        with contextlib.suppress(Exception):
-            await conn.invalidate()
-        with contextlib.suppress(Exception):
-            await conn.close()
+                renewed = {row[0] for row in (await self.records.run(_RENEW, params)).rows}
+            except Exception as exc:  # the database is unreachable: try again next time
+                logger.debug("Could not renew %d lease(s): %s", len(holders), exc)
+                continue
+            for holder in holders:
+                lease = self._held.get(holder)
+                if lease is not None and holder in renewed:
+                    lease.renewed(asked_at)
+                elif lease is not None:
+                    lease.lost = True
+                    self._held.pop(holder, None)  # nothing more to renew
+                    logger.warning(
+                        "Lost the lease on session %r: another replica took it over.", lease.key[2]
+                    )
+
+    async def _release(self, lease: Lease) -> None:
+        if lease.lost:
+            return
+        statement = _RELEASE_UNCLOSED if lease.taken_over else _RELEASE
+        try:
+            await self.records.run(statement, lease.row_params)
+        except Exception as exc:  # the lease then expires on its own
+            logger.warning("Could not release the lease on %r: %s", lease.key[2], exc)
 
     async def close(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            await engine.dispose()
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None and not keeper.done():
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RuntimeError):
+                await keeper
 
 
-_HELD: ContextVar[frozenset[SessionKey]] = ContextVar("troupe_held_sessions", default=frozenset())
-"""The sessions whose turn the current task (and the tasks it starts) is running."""
+def _key_text(key: SessionKey) -> str:
+    return json.dumps(list(key))
+
+
+_HELD: ContextVar[Mapping[SessionKey, Lease | None]] = ContextVar(
+    "troupe_held_sessions", default=MappingProxyType({})
+)
+"""The sessions whose turn the current task (and the tasks it starts) is running,
+with their leases (None where the guard has none)."""
+
+
+def held_lease(key: SessionKey) -> Lease | None:
+    """The lease the current task holds on ``key``'s session, if any."""
+    return _HELD.get().get(key)
+
+
+def held_leases() -> list[Lease]:
+    """Every lease the current task holds (a plan step's tools run under its turn's)."""
+    return [lease for lease in _HELD.get().values() if lease is not None]
+
+
+@dataclass
+class TurnJournal:
+    """What the current turn has done that a retry must not do again."""
+
+    stored: int = 0
+    """Events of the turn written to the session (its user message included)."""
+    tools: int = 0
+    """Tool calls the turn started."""
+
+
+_JOURNAL: ContextVar[TurnJournal | None] = ContextVar("troupe_turn_journal", default=None)
+
+
+@contextlib.contextmanager
+def turn_journal() -> Iterator[TurnJournal]:
+    """Count, for the block, what the turn stores and which tools it starts."""
+    journal = TurnJournal()
+    token = _JOURNAL.set(journal)
+    try:
+        yield journal
+    finally:
+        with contextlib.suppress(ValueError):
+            _JOURNAL.reset(token)
+
+
+def note_stored() -> None:
+    """An event of the current turn reached the session store."""
+    journal = _JOURNAL.get()
+    if journal is not None:
+        journal.stored += 1
+
+
+def note_tool() -> None:
+    """The current turn is about to run a tool."""
+    journal = _JOURNAL.get()
+    if journal is not None:
+        journal.tools += 1
 
 
 @dataclass
@@ -272,12 +466,22 @@ class _Slot:
     users: int = 0
 
 
+Takeover = Callable[[SessionKey], Awaitable[None]]
+"""Closes the turn a stalled or dead holder left on a session (called under the new lease)."""
+
+
 class SessionTurns:
     """The queue of turns for every session of one store."""
 
-    def __init__(self, guard: StoreGuard | None = None, limits: LockLimits | None = None) -> None:
+    def __init__(
+        self,
+        guard: StoreGuard | None = None,
+        limits: LockLimits | None = None,
+        on_takeover: Takeover | None = None,
+    ) -> None:
         self.guard = guard
         self.limits = limits or LockLimits()
+        self.on_takeover = on_takeover
         self._slots: dict[tuple[asyncio.AbstractEventLoop, SessionKey], _Slot] = {}
 
     @contextlib.asynccontextmanager
@@ -287,7 +491,9 @@ class SessionTurns:
         Code already inside this session's turn (the same task or one it
         started) passes straight through, so a turn may run several runner
         calls (a retry, a re-route) inside it. Waiting, in this process and
-        for other processes together, is bounded by ``limits.wait_s``.
+        for other processes together, is bounded by ``limits.wait_s``. A turn
+        that takes over the lease of a stalled or dead holder first closes
+        that holder's turn (``on_takeover``).
 
         Raises:
             SessionBusyError: the session stayed busy for the whole wait.
@@ -311,16 +517,21 @@ class SessionTurns:
             except TimeoutError:
                 raise self._busy(session_id) from None
             try:
-                token = _HELD.set(held | {key})
+                token = _HELD.set({**held, key: None})
                 try:
                     if self.guard is None:
                         yield
                     else:
                         async with contextlib.AsyncExitStack() as stack:
                             try:
-                                await stack.enter_async_context(self.guard.hold(key, deadline))
+                                lease = await stack.enter_async_context(
+                                    self.guard.hold(key, deadline)
+                                )
                             except TimeoutError:
                                 raise self._busy(session_id) from None
+                            if lease is not None:
+                                _HELD.set({**held, key: lease})
+                                await self._take_over(lease)
                             yield
                 finally:
                     _forget(token, held)
@@ -331,6 +542,18 @@ class SessionTurns:
             if slot.users == 0:
                 self._slots.pop(slot_key, None)
 
+    async def _take_over(self, lease: Lease) -> None:
+        if not lease.taken_over:
+            return
+        logger.warning(
+            "Took over session %r from a holder that stopped renewing its lease; "
+            "closing its turn as interrupted.",
+            lease.key[2],
+        )
+        if self.on_takeover is not None:
+            await self.on_takeover(lease.key)
+        await lease.closed_stalled_turn()
+
     def _busy(self, session_id: str) -> SessionBusyError:
         return SessionBusyError(session_id, self.limits.wait_s, self.limits.retry_after_s)
 
@@ -340,7 +563,9 @@ class SessionTurns:
             await self.guard.close()
 
 
-def _forget(token: Token[frozenset[SessionKey]], held: frozenset[SessionKey]) -> None:
+def _forget(
+    token: Token[Mapping[SessionKey, Lease | None]], held: Mapping[SessionKey, Lease | None]
+) -> None:
     try:
         _HELD.reset(token)
     except ValueError:  # ended from another context, e.g. a closing generator's
@@ -402,6 +627,28 @@ class QueuedRunner(Runner):
             async with contextlib.aclosing(events):
                 async for event in events:
                     yield event
+
+
+class LeaseFencePlugin(BasePlugin):
+    """Checks, right before each tool runs, that the turn still holds its session.
+
+    A holder that stalled past its lease and then woke up finds the lease
+    taken over: the check raises :class:`LeaseLostError`, the tool never runs
+    and the turn ends. A tool that passes is counted in the turn's
+    :class:`TurnJournal`, so a keyed turn that fails later is closed as
+    interrupted instead of being run again.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="troupe_lease_fence")
+
+    async def before_tool_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
+    ) -> dict[str, Any] | None:
+        for lease in held_leases():
+            await lease.check()
+        note_tool()
+        return None
 
 
 class SessionQueuePlugin(BasePlugin):

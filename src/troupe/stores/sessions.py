@@ -18,12 +18,15 @@ import contextlib
 import importlib.util
 import logging
 import sqlite3
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from google.adk.events.event import Event
 from google.adk.sessions.base_session_service import BaseSessionService
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from typing_extensions import override
@@ -32,24 +35,26 @@ from .._adk_compat import sqlite_session_path
 from ..errors import ConfigError
 from ..paths import default_session_store as default_session_store
 from ..sandbox.private import private_file
+from .budget import PoolBudget
+from .database import PostgresRecords, Records, SqliteRecords, async_engine
 from .session_lock import (
     FileGuard,
+    LeaseGuard,
     LockLimits,
-    PostgresGuard,
+    SessionKey,
     SessionTurns,
     StoreGuard,
     attach_turns,
+    note_stored,
     session_turns,
 )
+from .turn_records import DEFAULT_TTL_S, TurnRecords, close_turn, session_scope
 from .urls import redact as redact
 
 logger = logging.getLogger("troupe.sessions")
 
 SESSION_STORE_ENV = "TROUPE_SESSION_STORE"
 """Environment variable that overrides the configured session store URL."""
-DATABASE_POOL: dict[str, Any] = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 120}
-"""SQLAlchemy pool settings for database stores. The defaults (5 connections plus
-10, 30 s wait) make turns fail under a few hundred concurrent sessions."""
 
 _EXAMPLES = (
     "sqlite:////absolute/path/sessions.db, sqlite:///relative.db, "
@@ -65,40 +70,65 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parts.path[1:]) if parts.path.startswith("/") else Path(parts.path)
 
 
-def open_session_store(url: str, limits: LockLimits | None = None) -> BaseSessionService:
-    """ADK's session service for ``url``; ``limits`` bound its turns' wait for a session.
+def is_postgres(url: str) -> bool:
+    """True for a PostgreSQL session store URL, whatever driver it names."""
+    return urlsplit(url).scheme.lower().startswith("postgres")
+
+
+def open_session_store(
+    url: str,
+    limits: LockLimits | None = None,
+    *,
+    budget: PoolBudget | None = None,
+    record_ttl_s: float = DEFAULT_TTL_S,
+) -> BaseSessionService:
+    """ADK's session service for ``url``, with the queue of its turns, the keyed-turn
+    records and the database troupe's own rows live in (:func:`store_parts`).
+
+    ``limits`` bound a turn's wait for its session and a holder's lease;
+    ``budget`` sizes the PostgreSQL pools; keyed-turn records live ``record_ttl_s``.
 
     Raises:
-        ConfigError: the URL is malformed, names a driver that is not
-            installed, or a synchronous driver; the message names the URL
-            and gives working examples.
+        ConfigError: the URL is malformed or names a driver that is not
+            installed; the message names the URL and gives working examples.
     """
     if "://" not in url:
         raise ConfigError(f"session_store {url!r} is not a URL. Use one of: {_EXAMPLES}.")
-    scheme = urlsplit(url).scheme.lower()
-    if scheme.startswith("postgres") and scheme != "postgresql+asyncpg":
-        # The session lock and turn records speak asyncpg; a sync driver (or
-        # psycopg's async mode, picked when psycopg is installed) is not tested.
-        raise ConfigError(
-            f"session_store {redact(url)!r} does not name the async driver troupe's sessions "
-            "use; write it as postgresql+asyncpg://user:password@host:5432/db"
-        )
     file = sqlite_file(url)
     if file is not None:
         private_file(file)
-    from google.adk.cli.service_registry import get_service_registry
-
+    limits = limits or LockLimits()
+    records: Records
+    guard: StoreGuard | None = None
     service: BaseSessionService | None
     try:
-        if file is not None and urlsplit(url).scheme == "sqlite":
+        if is_postgres(url):
+            from .fenced_sessions import FencedDatabaseSessionService
+
+            engine = async_engine(url, budget or PoolBudget())
+            service = FencedDatabaseSessionService(db_engine=engine)
+            # A stopped process's open transaction ends within half a lease.
+            half = limits.lease_s / 2
+            records = PostgresRecords(engine, lock_timeout_s=half, idle_timeout_s=half)
+            guard = LeaseGuard(records, limits)
+        elif file is not None and urlsplit(url).scheme == "sqlite":
             service = SerializedSqliteSessionService(db_path=url)
             _use_wal(file)
+            records = SqliteRecords(None if str(file) == ":memory:" else file)
+            guard = _file_guard(file)
+        elif urlsplit(url).scheme.lower() == "memory":
+            service, records = JournaledInMemorySessionService(), SqliteRecords(None)
         else:
-            service = get_service_registry().create_session_service(url)
-        if service is None:
-            from google.adk.sessions.database_session_service import DatabaseSessionService
+            from google.adk.cli.service_registry import get_service_registry
 
-            service = DatabaseSessionService(db_url=url, **DATABASE_POOL)
+            service = get_service_registry().create_session_service(url)
+            if service is None:
+                from google.adk.sessions.database_session_service import (
+                    DatabaseSessionService,
+                )
+
+                service = DatabaseSessionService(db_url=url, pool_pre_ping=True)
+            records = SqliteRecords(None)  # another database: keyed turns in this process
     except ImportError as exc:
         raise ConfigError(
             f"session_store {redact(url)!r} needs a database driver that is not installed "
@@ -108,22 +138,44 @@ def open_session_store(url: str, limits: LockLimits | None = None) -> BaseSessio
         raise ConfigError(
             f"session_store {redact(url)!r} cannot be used: {exc} Use one of: {_EXAMPLES}."
         ) from None
+    turn_records = TurnRecords(records, record_ttl_s)
+
+    async def close_stalled(key: SessionKey) -> None:
+        await turn_records.interrupt_running(session_scope(*key))
+        await close_turn(service, *key, reason=STALLED_REASON)
+
     # Turns on one session queue here, and across processes in the store.
-    attach_turns(service, SessionTurns(_turn_guard(url, limits), limits))
+    attach_turns(service, SessionTurns(guard, limits, on_takeover=close_stalled))
+    _parts[service] = StoreParts(records, turn_records)
     return service
 
 
-def _turn_guard(url: str, limits: LockLimits | None = None) -> StoreGuard | None:
-    """The cross-process guard for the session store at ``url``, or None when there is none.
+STALLED_REASON = "the replica running it stopped renewing its lease on the session"
 
-    PostgreSQL URLs get an advisory lock; SQLite files a lock file beside them
-    (on systems with ``fcntl``). In-memory and other stores live in one
-    process, where the in-process queue is enough.
-    """
-    if urlsplit(url).scheme.lower().startswith("postgres"):
-        return PostgresGuard(url, limits)
-    file = sqlite_file(url)
-    if file is None or str(file) in ("", ":memory:"):
+
+@dataclass(frozen=True)
+class StoreParts:
+    """What troupe keeps beside a session service: its database and keyed-turn records."""
+
+    records: Records
+    turn_records: TurnRecords
+
+
+_parts: weakref.WeakKeyDictionary[BaseSessionService, StoreParts] = weakref.WeakKeyDictionary()
+
+
+def store_parts(service: BaseSessionService) -> StoreParts:
+    """The parts :func:`open_session_store` made for ``service`` (in-memory ones for a
+    service it did not open)."""
+    parts = _parts.get(service)
+    if parts is None:
+        records = SqliteRecords(None)
+        parts = _parts[service] = StoreParts(records, TurnRecords(records))
+    return parts
+
+
+def _file_guard(file: Path) -> StoreGuard | None:
+    if str(file) in ("", ":memory:"):
         return None
     if importlib.util.find_spec("fcntl") is None:
         logger.warning("No fcntl here: turns on one session are queued in this process only.")
@@ -143,11 +195,28 @@ def store_guard(service: BaseSessionService) -> StoreGuard | None:
         path = sqlite_session_path(service)
         if path.startswith("file:") or path in ("", ":memory:"):
             return None
-        return _turn_guard(f"sqlite:///{path}")
+        return _file_guard(Path(path))
     engine = getattr(service, "db_engine", None)
     url = getattr(engine, "url", None)
     render = getattr(url, "render_as_string", None)
-    return _turn_guard(render(hide_password=False)) if callable(render) else None
+    if not callable(render):
+        return None
+    rendered = str(render(hide_password=False))
+    if is_postgres(rendered):
+        return LeaseGuard(PostgresRecords(async_engine(rendered, PoolBudget())))
+    file = sqlite_file(rendered)
+    return _file_guard(file) if file is not None else None
+
+
+class JournaledInMemorySessionService(InMemorySessionService):
+    """ADK's in-memory session service, counting each turn's stored events."""
+
+    @override
+    async def append_event(self, session: Session, event: Event) -> Event:
+        stored = await super().append_event(session, event)
+        if not event.partial:
+            note_stored()
+        return stored
 
 
 class SerializedSqliteSessionService(SqliteSessionService):
@@ -181,7 +250,10 @@ class SerializedSqliteSessionService(SqliteSessionService):
     @override
     async def append_event(self, session: Session, event: Event) -> Event:
         async with self._troupe_write_lock:
-            return await super().append_event(session, event)
+            stored = await super().append_event(session, event)
+        if not event.partial:
+            note_stored()
+        return stored
 
     @override
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -210,3 +282,6 @@ async def close_session_store(service: BaseSessionService) -> None:
         result = close()
         if hasattr(result, "__await__"):
             await result
+    parts = _parts.pop(service, None)
+    if parts is not None:
+        await parts.records.close()  # on PostgreSQL: the engine the service shared

@@ -1,21 +1,31 @@
-"""Durable turns: each request with an idempotency key has a row, in the session store.
+"""Keyed turns: a row per request key, in the session store, until the key expires.
 
-A row is written ``running`` before the turn starts, under the session's turn
-lock, and ``done`` with the response once the turn answered. A retry with the
-same key finds the row: ``done`` gives the stored response back; ``running``
-found under the lock means the process that ran it died mid-turn (a live one
-would still hold the lock), so the turn is closed (see :func:`close_dangling`)
-and marked ``interrupted`` instead of being replayed.
+A request that can run a tool carries a key (``Idempotency-Key`` on ``/run``
+and ``/run_sse``, the confirmation's call id for an approval answer, the
+``messageId`` of an A2A message). Its row is claimed ``running`` under the
+session's turn lock before the turn starts, with the fence of the lease the
+turn holds, and becomes
 
-The table lives in the session store's database (PostgreSQL or the SQLite
-file), so every replica on that store sees the same rows; ``memory://`` keeps
-them in the process.
+* ``done`` with the response once the turn answered: a retry gets it back;
+* ``interrupted`` when the turn stopped after it had stored or run something
+  (its process died, stalled, or the turn failed): its tool calls without an
+  answer and its half-written history are closed (:func:`close_turn`), and a
+  retry gets 409 "interrupted", never a second run;
+* gone, only when the turn failed before anything of it was stored or run, so
+  a retry runs it.
+
+A row is never deleted while it may matter: it lives ``ttl_s`` (the
+``turn_record_ttl_s`` setting) after its last change, then any process sweeps
+it. Updates name the fence they were claimed under, so a holder that lost its
+lease cannot overwrite what the process that took the session over wrote.
+
+The table lives in the session store's database (PostgreSQL, the SQLite
+file, or memory for ``memory://``: see :mod:`troupe.stores.database`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import time
 from dataclasses import dataclass
@@ -25,6 +35,11 @@ from google.adk.events.event import Event
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import types
 
+from ..turn_state import NOTE_AUTHOR, OUTCOME_KEY
+from .database import Records
+from .lock_limits import DEFAULT_RECORD_TTL_S as DEFAULT_TTL_S
+from .traces import INTERRUPTED as INTERRUPTED_OUTCOME
+
 RUNNING, DONE, INTERRUPTED = "running", "done", "interrupted"
 INTERRUPTED_RESULT = {
     "error": "interrupted: the process running this turn stopped before the tool answered; "
@@ -32,22 +47,39 @@ INTERRUPTED_RESULT = {
     "interrupted": True,
 }
 """The function response that closes a call its turn never answered."""
+SWEEP_EVERY = 200
+"""Claims between two sweeps of expired rows, per process."""
 
-_DDL = (
-    "CREATE TABLE IF NOT EXISTS troupe_turns ("
-    " turn_key VARCHAR(64) PRIMARY KEY, session_id TEXT NOT NULL,"
-    " state VARCHAR(16) NOT NULL, response TEXT, updated_at DOUBLE PRECISION NOT NULL)"
+TABLES = {
+    dialect: (
+        "CREATE TABLE IF NOT EXISTS troupe_turn_records ("
+        " turn_key VARCHAR(64) PRIMARY KEY, session_id TEXT NOT NULL,"
+        " state VARCHAR(16) NOT NULL, response TEXT, fence TEXT NOT NULL,"
+        " updated_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS troupe_turn_records_session"
+        " ON troupe_turn_records (session_id, state)",
+        "CREATE INDEX IF NOT EXISTS troupe_turn_records_expiry ON troupe_turn_records (expires_at)",
+    )
+    for dialect in ("postgresql", "sqlite")
+}
+
+_CLAIM = (
+    "INSERT INTO troupe_turn_records"
+    " (turn_key, session_id, state, response, fence, updated_at, expires_at)"
+    " VALUES (:k, :s, 'running', NULL, :f, :now, :exp)"
+    " ON CONFLICT (turn_key) DO UPDATE SET session_id = excluded.session_id,"
+    " state = excluded.state, response = NULL, fence = excluded.fence,"
+    " updated_at = excluded.updated_at, expires_at = excluded.expires_at"
+    " WHERE troupe_turn_records.expires_at <= :now"
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnRecord:
     """One keyed turn: its state and, once done, the response it gave."""
 
     state: str
     response: str | None = None
-    session: str = ""
-    """The session's id (kept with in-memory rows; the table has its own column)."""
 
 
 def session_scope(app_name: str, user_id: str, session_id: str) -> str:
@@ -62,112 +94,87 @@ def turn_key(app_name: str, user_id: str, session_id: str, idempotency_key: str)
 
 
 class TurnRecords:
-    """The rows, in a database the session store URL names, or in memory."""
+    """The rows of keyed turns in one database."""
 
-    def __init__(self, url: str | None) -> None:
-        self.url = async_database_url(url) if url else None
-        self._engine: Any = None
-        self._memory: dict[str, TurnRecord] = {}
+    def __init__(self, records: Records, ttl_s: float = DEFAULT_TTL_S) -> None:
+        self.records = records
+        self.ttl_s = ttl_s
+        self._claims = 0
 
-    async def _conn(self) -> Any:
-        from sqlalchemy import text
-        from sqlalchemy.ext.asyncio import create_async_engine
+    async def _ready(self) -> None:
+        await self.records.ensure("troupe_turn_records", TABLES)
 
-        if self._engine is None:
-            assert self.url is not None, "memory:// keeps its rows in the process"
-            self._engine = create_async_engine(self.url)
-            async with self._engine.begin() as conn:
-                await conn.execute(text(_DDL))
-        return self._engine.begin()
+    def _times(self) -> dict[str, float]:
+        now = time.time()
+        return {"now": now, "exp": now + self.ttl_s}
 
     async def get(self, key: str) -> TurnRecord | None:
-        if self.url is None:
-            return self._memory.get(key)
-        from sqlalchemy import text
-
-        async with await self._conn() as conn:
-            row = (
-                await conn.execute(
-                    text("SELECT state, response FROM troupe_turns WHERE turn_key = :k"),
-                    {"k": key},
-                )
-            ).first()
-        return None if row is None else TurnRecord(row[0], row[1])
-
-    async def put(self, key: str, session_id: str, record: TurnRecord) -> None:
-        if self.url is None:
-            self._memory[key] = TurnRecord(record.state, record.response, session_id)
-            return
-        from sqlalchemy import text
-
-        params = {
-            "k": key,
-            "s": session_id,
-            "st": record.state,
-            "r": record.response,
-            "t": time.time(),
-        }
-        async with await self._conn() as conn:
-            await conn.execute(text("DELETE FROM troupe_turns WHERE turn_key = :k"), params)
-            await conn.execute(
-                text(
-                    "INSERT INTO troupe_turns (turn_key, session_id, state, response, updated_at)"
-                    " VALUES (:k, :s, :st, :r, :t)"
-                ),
-                params,
+        """The unexpired record of ``key``, if any."""
+        await self._ready()
+        row = (
+            await self.records.run(
+                "SELECT state, response FROM troupe_turn_records"
+                " WHERE turn_key = :k AND expires_at > :now",
+                {"k": key, "now": time.time()},
             )
+        ).first()
+        return None if row is None else TurnRecord(str(row[0]), row[1])
 
-    async def running_in(self, session_id: str) -> list[str]:
-        """Keys of the session's turns recorded as running."""
-        if self.url is None:
-            rows = self._memory.items()
-            return [k for k, r in rows if r.state == RUNNING and r.session == session_id]
-        from sqlalchemy import text
-
-        async with await self._conn() as conn:
-            rows = await conn.execute(
-                text("SELECT turn_key FROM troupe_turns WHERE session_id = :s AND state = :st"),
-                {"s": session_id, "st": RUNNING},
+    async def claim(self, key: str, scope: str, fence: str) -> bool:
+        """Record ``key`` as running under ``fence``; False when an unexpired record is there."""
+        await self._ready()
+        self._claims += 1
+        if self._claims % SWEEP_EVERY == 1:
+            await self.records.run(
+                "DELETE FROM troupe_turn_records WHERE expires_at <= :now", self._times()
             )
-            return [row[0] for row in rows]
+        params = {"k": key, "s": scope, "f": fence, **self._times()}
+        return (await self.records.run(_CLAIM, params)).count == 1
 
-    async def forget(self, key: str) -> None:
-        """Drop the row of a turn that did not run (refused), so a retry runs it."""
-        if self.url is None:
-            self._memory.pop(key, None)
-            return
-        from sqlalchemy import text
+    async def finish(self, key: str, fence: str, state: str, response: str | None = None) -> bool:
+        """Move ``key``'s running record to ``state``, if this fence still owns it."""
+        await self._ready()
+        updated = await self.records.run(
+            "UPDATE troupe_turn_records SET state = :st, response = :r, updated_at = :now,"
+            " expires_at = :exp WHERE turn_key = :k AND state = 'running' AND fence = :f",
+            {"k": key, "f": fence, "st": state, "r": response, **self._times()},
+        )
+        return updated.count == 1
 
-        async with await self._conn() as conn:
-            await conn.execute(text("DELETE FROM troupe_turns WHERE turn_key = :k"), {"k": key})
+    async def forget(self, key: str, fence: str) -> None:
+        """Drop the running record of a turn that stored and ran nothing, so a retry runs."""
+        await self._ready()
+        await self.records.run(
+            "DELETE FROM troupe_turn_records"
+            " WHERE turn_key = :k AND state = 'running' AND fence = :f",
+            {"k": key, "f": fence},
+        )
+
+    async def interrupt(self, key: str) -> None:
+        """Mark ``key`` interrupted (its turn was found cut off), whatever fence claimed it."""
+        await self._ready()
+        await self.records.run(
+            "UPDATE troupe_turn_records SET state = 'interrupted', response = NULL,"
+            " updated_at = :now, expires_at = :exp WHERE turn_key = :k AND state <> 'done'",
+            {"k": key, **self._times()},
+        )
+
+    async def interrupt_running(self, scope: str, keep: str = "") -> list[str]:
+        """Mark the session's running records interrupted (but ``keep``'s); their keys.
+
+        Called by the session's holder: no live turn of this session runs elsewhere.
+        """
+        await self._ready()
+        found = await self.records.run(
+            "UPDATE troupe_turn_records SET state = 'interrupted', updated_at = :now,"
+            " expires_at = :exp WHERE session_id = :s AND state = 'running'"
+            " AND turn_key <> :k RETURNING turn_key",
+            {"s": scope, "k": keep, **self._times()},
+        )
+        return [str(row[0]) for row in found.rows]
 
     async def close(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            await engine.dispose()
-
-
-def async_database_url(url: str) -> str | None:
-    """The async SQLAlchemy URL of a session store's database, or None to keep rows in memory.
-
-    None for ``memory://``, and for SQLite without SQLAlchemy (it comes with
-    the ``postgres`` extra; a PostgreSQL store cannot be opened without it).
-    """
-    if not _has_sqlalchemy():
-        return None
-    scheme = url.split("://", 1)[0].lower()
-    if scheme in ("sqlite", "sqlite+aiosqlite"):
-        return "sqlite+aiosqlite://" + url.split("://", 1)[1]
-    if scheme.startswith("postgres"):
-        return url
-    return None
-
-
-def _has_sqlalchemy() -> bool:
-    try:
-        return importlib.util.find_spec("sqlalchemy") is not None
-    except ValueError:  # set to None in sys.modules: import blocked
-        return False
+        await self.records.close()
 
 
 async def close_dangling(
@@ -186,9 +193,31 @@ async def close_dangling(
     off, and the call is never run again. Long-running calls (an approval the
     user has not given yet) are waiting, not cut off, and stay open.
     """
+    closed, _ = await _close(service, app_name, user_id, session_id, note=None, result=result)
+    return closed
+
+
+async def close_turn(
+    service: BaseSessionService, app_name: str, user_id: str, session_id: str, reason: str
+) -> int:
+    """Close the session's last turn if it was cut off: answer its dangling calls as
+    interrupted, and when it has no final answer, add a note saying it was interrupted
+    and why. Returns how many calls were closed; a turn that ended is left as it is."""
+    closed, _ = await _close(service, app_name, user_id, session_id, note=reason)
+    return closed
+
+
+async def _close(
+    service: BaseSessionService,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    note: str | None,
+    result: dict[str, Any] | None = None,
+) -> tuple[int, bool]:
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
-        return 0
+        return 0, False
     answered = {
         r.id for e in session.events for r in e.get_function_responses() if r.id is not None
     }
@@ -211,16 +240,40 @@ async def close_dangling(
             await service.append_event(session, closing)
             answered.add(call.id)
             closed += 1
-    return closed
+    if note is None or not session.events or _ended(session.events[-1]):
+        return closed, False
+    last = session.events[-1]
+    await service.append_event(
+        session,
+        Event(
+            author=NOTE_AUTHOR,
+            invocation_id=last.invocation_id,
+            content=types.Content(role="model", parts=[types.Part(text=_note_text(note))]),
+            custom_metadata={OUTCOME_KEY: INTERRUPTED_OUTCOME},
+        ),
+    )
+    return closed, True
+
+
+def _ended(event: Event) -> bool:
+    """True when ``event`` ends a turn: a final answer, or a call waiting for approval."""
+    return event.author != "user" and event.is_final_response()
+
+
+def _note_text(reason: str) -> str:
+    return (
+        f"This turn was interrupted ({reason}) and was not run again. "
+        "Send a new message to continue."
+    )
 
 
 def interrupted_reply(closed: int) -> str:
     """The body of the answer to a retry of an interrupted turn."""
     return json.dumps(
         {
-            "detail": "this turn was interrupted (the server running it stopped) and has "
-            f"been closed, not replayed: {closed} unanswered tool call(s) were marked "
-            "interrupted. Send a new message to continue the session.",
+            "detail": "this turn was interrupted (the server running it stopped, or it failed "
+            f"after it had started) and has been closed, not replayed: {closed} unanswered "
+            "tool call(s) were marked interrupted. Send a new message to continue.",
             "state": INTERRUPTED,
         }
     )

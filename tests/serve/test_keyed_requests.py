@@ -1,0 +1,180 @@
+"""Every request that can run a tool is keyed: an approval answer by its confirmation,
+an A2A message by its messageId, a /run by its Idempotency-Key. A retry never runs a
+tool twice, and a turn that failed after a tool ran is interrupted, not rerun."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from troupe_servers import run_body
+
+from troupe.server import ServeOptions, build_app
+from troupe.settings import load_settings
+from troupe.stores.budget import DatabaseBusyError
+from troupe.stores.sessions import JournaledInMemorySessionService
+from troupe.testing import ScriptedModel, call
+
+APPEND = "run `echo ran >> ran.log`"
+"""A command that writes, so it asks for approval first."""
+
+
+def _client(tmp_path: Path, store: str, **options: Any) -> TestClient:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    settings = load_settings(workspace=workspace, data_dir=tmp_path / "data", session_store=store)
+    settings.config.model = "offline"
+    return TestClient(
+        build_app(settings, ServeOptions(**options)), base_url="http://127.0.0.1:8000"
+    )
+
+
+def _confirmation(events: list[dict[str, Any]]) -> dict[str, Any]:
+    [question] = [
+        part["functionCall"]
+        for event in events
+        for part in (event.get("content") or {}).get("parts") or []
+        if (part.get("functionCall") or {}).get("name") == "adk_request_confirmation"
+    ]
+    return question
+
+
+def _approval(sid: str, question: dict[str, Any]) -> dict[str, Any]:
+    answer = {
+        "id": question["id"],
+        "name": "adk_request_confirmation",
+        "response": {"confirmed": True},
+    }
+    body = run_body(sid, "")
+    body["new_message"] = {"role": "user", "parts": [{"functionResponse": answer}]}
+    return body
+
+
+def test_an_approval_answered_twice_runs_its_tool_once(tmp_path: Path, session_store: str) -> None:
+    sid = f"approve-{uuid.uuid4().hex[:8]}"
+    with _client(tmp_path, session_store) as web:
+        web.post("/apps/troupe/users/u/sessions", json={"session_id": sid}).raise_for_status()
+        asked = web.post("/run", json=run_body(sid, APPEND))
+        assert asked.status_code == 200, asked.text
+        approval = _approval(sid, _confirmation(asked.json()))
+        first = web.post("/run", json=approval)
+        again = web.post("/run", json=approval)  # a retry with no key at all
+        other_key = web.post("/run", json=approval, headers={"Idempotency-Key": "another"})
+        session = web.get(f"/apps/troupe/users/u/sessions/{sid}").json()
+    assert first.status_code == again.status_code == other_key.status_code == 200
+    assert again.json() == first.json() == other_key.json()
+    assert (
+        again.headers["Idempotent-Replayed"] == other_key.headers["Idempotent-Replayed"] == "true"
+    )
+    assert (tmp_path / "ws" / "ran.log").read_text() == "ran\n"
+    answers = [
+        part
+        for event in session["events"]
+        for part in (event.get("content") or {}).get("parts") or []
+        if (part.get("functionResponse") or {}).get("name") == "adk_request_confirmation"
+    ]
+    assert len(answers) == 1  # the approval is stored once
+
+
+def test_a_keyed_turn_that_failed_after_its_tool_ran_is_interrupted_not_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database gives out as the answer is stored (after the tool ran): the client gets
+    503 with Retry-After, and its retry is told the turn was interrupted, not run again."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = load_settings(
+        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="librarian"),
+            call("save_knowledge", text="the nightly job runs at 02:00"),
+            "Saved the note.",
+        ]
+    )
+    settings.config.model = model
+    settings.config.router = "off"  # the scripted model makes the transfer
+    store = JournaledInMemorySessionService.append_event
+    failures = [DatabaseBusyError("QueuePool limit reached, connection timed out")]
+
+    async def flaky(self: Any, session: Any, event: Any) -> Any:
+        if failures and any(p.text == "Saved the note." for p in event.content.parts or ()):
+            raise failures.pop()
+        return await store(self, session, event)
+
+    monkeypatch.setattr(JournaledInMemorySessionService, "append_event", flaky)
+    headers = {"Idempotency-Key": "write-1"}
+    with TestClient(build_app(settings, ServeOptions()), base_url="http://127.0.0.1:8000") as web:
+        web.post("/apps/troupe/users/u/sessions", json={"session_id": "s"}).raise_for_status()
+        failed = web.post("/run", json=run_body("s", "write the note"), headers=headers)
+        retry = web.post("/run", json=run_body("s", "write the note"), headers=headers)
+        session = web.get("/apps/troupe/users/u/sessions/s").json()
+    assert failed.status_code == 503 and int(failed.headers["Retry-After"]) >= 1
+    assert retry.status_code == 409 and retry.json()["state"] == "interrupted"
+    assert model.remaining == 0  # the retry asked the model nothing: nothing ran again
+    saved = sqlite3.connect(tmp_path / "data" / "knowledge.db").execute(
+        "SELECT count(*) FROM entries WHERE text LIKE '%nightly job%'"
+    )
+    assert saved.fetchone() == (1,)  # the tool ran once
+    users = [e for e in session["events"] if e["author"] == "user" and _texts(e)]
+    assert [_texts(e) for e in users] == [["write the note"]]  # stored once
+    last = session["events"][-1]
+    assert last["author"] == "troupe"
+    assert last["customMetadata"] == {"troupe_outcome": "interrupted"}
+
+
+def test_a_keyed_turn_that_failed_before_storing_anything_runs_on_retry(tmp_path: Path) -> None:
+    settings = load_settings(
+        workspace=tmp_path, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    settings.config.model = "offline"
+    headers = {"Idempotency-Key": "k"}
+    with TestClient(build_app(settings, ServeOptions()), base_url="http://127.0.0.1:8000") as web:
+        missing = web.post("/run", json=run_body("nowhere", "hello"), headers=headers)
+        web.post("/apps/troupe/users/u/sessions", json={"session_id": "nowhere"}).raise_for_status()
+        retry = web.post("/run", json=run_body("nowhere", "hello"), headers=headers)
+    assert missing.status_code == 404  # no session yet: nothing stored, no record kept
+    assert retry.status_code == 200 and "Idempotent-Replayed" not in retry.headers
+
+
+def test_an_a2a_message_sent_twice_runs_once_and_replays_with_the_retrys_id(
+    tmp_path: Path, session_store: str
+) -> None:
+    message_id = uuid.uuid4().hex
+    message = {"role": "ROLE_USER", "messageId": message_id, "parts": [{"text": "run `echo a2a`"}]}
+
+    def send(rpc_id: int) -> dict[str, Any]:
+        rpc = {
+            "jsonrpc": "2.0",
+            "id": rpc_id,
+            "method": "SendMessage",
+            "params": {"message": message},
+        }
+        reply = web.post("/a2a/", json=rpc, headers={"A2A-Version": "1.0"})
+        assert reply.status_code == 200, reply.text
+        return {"reply": reply.json(), "replayed": reply.headers.get("Idempotent-Replayed")}
+
+    with _client(tmp_path, session_store, a2a=True) as web:
+        first, second = send(1), send(2)
+        context = first["reply"]["result"]["task"]["contextId"]
+        session = web.get(f"/apps/troupe/users/A2A_USER_{context}/sessions/{context}").json()
+    assert (first["reply"]["id"], second["reply"]["id"]) == (1, 2)
+    assert second["replayed"] == "true" and first["replayed"] is None
+    assert second["reply"]["result"] == first["reply"]["result"]
+    assert "TASK_STATE_COMPLETED" in str(first["reply"])
+    calls = [
+        part["functionCall"]
+        for event in session["events"]
+        for part in (event.get("content") or {}).get("parts") or []
+        if (part.get("functionCall") or {}).get("name") == "exec_shell"
+    ]
+    assert len(calls) == 1
+
+
+def _texts(event: dict[str, Any]) -> list[str]:
+    return [p["text"] for p in (event.get("content") or {}).get("parts") or [] if p.get("text")]
