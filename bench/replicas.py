@@ -686,9 +686,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    print(f"wrote {write_json(payload, args.out)}")
     clean = all(
         r["acknowledged_turns_lost"] == 0
         and r["turns_stored_twice"] == 0
