@@ -99,9 +99,16 @@ def format_cell(key: str, value: Any) -> str:
     return str(value)
 
 
+CODE_PATHS = (":(top)src/troupe", ":(top)bench", ":(top,exclude)bench/results")
+"""What a result measures, as git pathspecs: troupe's code and the benchmark kit.
+The results themselves, the docs and the tests are not the code measured."""
+
+
 def source_commit(start: Path | None = None) -> str | None:
     """The git commit of the checkout troupe runs from (with ``+dirty`` when a
-    tracked file differs from it), or None outside a checkout."""
+    tracked file of :data:`CODE_PATHS` differs from it), or None outside a
+    checkout. A result just written (``bench/results/``) does not make the next
+    run's commit dirty."""
     import subprocess
 
     where = start or Path(__file__).resolve().parent
@@ -112,7 +119,7 @@ def source_commit(start: Path | None = None) -> str | None:
         if head.returncode != 0:
             return None
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS],
             cwd=where,
             capture_output=True,
             text=True,
