@@ -29,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from troupe.evaluation.report import CODE_PATHS, source_commit
+
 ROOT = Path(__file__).parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 QUOTE = re.compile(
@@ -119,7 +121,7 @@ def _stale(data: dict[str, Any]) -> bool:
     commit = str(data["commit"])
     if commit.endswith("+dirty"):
         return True
-    measures = data.get("measures") or ["src/troupe", "bench", ":(exclude)bench/results"]
+    measures = data.get("measures") or CODE_PATHS  # troupe eval's reports name none
     return bool(_git("log", "--format=%H", f"{commit}..HEAD", "--", *measures))
 
 
@@ -163,8 +165,6 @@ def test_the_checker_finds_table_rows_and_bold_figures_only() -> None:
 
 
 def test_a_result_just_written_does_not_make_the_next_run_dirty(tmp_path: Path) -> None:
-    from troupe.evaluation.report import source_commit
-
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
 
