@@ -275,3 +275,15 @@ async def test_tree_runs_end_to_end_offline() -> None:
         ("orchestrator", "transfer", "operator"),
         ("operator", "tool_call", "fs_list"),
     ]
+
+
+async def test_the_planner_troupe_adds_leaves_a_teams_own_words_to_the_team() -> None:
+    root = build(["cook_pasta", "serve_table"], topology=_two_workers(), router="auto")
+
+    router = await root.troupe_router.router()  # type: ignore[attr-defined]
+    planner = next(p for p in router.profiles if p.name == "planner")
+    # "schedule" is a calendar's work on a travel team; "how should I wash it?"
+    # asks a shop about a product: neither asks for a plan there.
+    assert "plan" in planner.keywords and "step by step" in planner.keywords
+    assert "schedule" not in planner.keywords
+    assert "how should i" not in planner.fragments

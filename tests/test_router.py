@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -417,15 +418,17 @@ class _AxisEncoder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def _two_agents(vectors: dict[str, Sequence[float]]) -> Router:
+def _two_agents(vectors: dict[str, Sequence[float]], *, examples: bool = False) -> Router:
     shop = AgentProfile.build("shop", texts=["sells things"])
     bank = AgentProfile.build("bank", texts=["moves money"])
+    if examples:  # as if their authors had given example requests
+        shop, bank = replace(shop, has_examples=True), replace(bank, has_examples=True)
     encoder = _AxisEncoder({"sells things": (1, 0, 0, 0), "moves money": (0, 1, 0, 0), **vectors})
     return Router([shop, bank], encoder, threshold=0.75)
 
 
 def test_a_route_on_meaning_alone_needs_one_of_the_agents_phrases_close_by() -> None:
-    router = _two_agents({"faint": (0.2, 0, 0, 0.98), "close": (0.6, 0, 0, 0.8)})
+    router = _two_agents({"faint": (0.2, 0, 0, 0.98), "close": (0.6, 0, 0, 0.8)}, examples=True)
 
     faint, close = router.decide_many(["faint", "close"])
 
@@ -436,6 +439,17 @@ def test_a_route_on_meaning_alone_needs_one_of_the_agents_phrases_close_by() -> 
     assert close.kind == "route" and close.agent == "shop"
 
 
+def test_meaning_alone_does_not_route_to_an_agent_known_only_by_its_role() -> None:
+    router = _two_agents({"close": (0.6, 0, 0, 0.8)})
+
+    decision = router.decide("close")
+
+    # Close to "shop" and far ahead of "bank", but no word of the request is
+    # one of the shop's, and the shop has no example requests to come close to.
+    assert decision.agent == "shop" and decision.confidence >= router.threshold
+    assert decision.kind == "defer"
+
+
 def test_ordered_steps_of_which_one_belongs_elsewhere_are_not_routed_to_one_agent() -> None:
     router = _two_agents(
         {
@@ -443,7 +457,8 @@ def test_ordered_steps_of_which_one_belongs_elsewhere_are_not_routed_to_one_agen
             "buy the lamp and pay the rent": (0.7, 0.1, 0, 0.7),
             "buy the lamp": (0.8, 0, 0, 0.6),
             "pay the rent": (0, 0.2, 0, 0.98),
-        }
+        },
+        examples=True,
     )
 
     ordered, joined = router.decide_many(

@@ -24,19 +24,16 @@ def text_table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join([line(head), "-+-".join("-" * w for w in widths), *map(line, cells)])
 
 
-MEASURED = ("src/troupe", "bench", ":(exclude)bench/results")
-"""What a benchmark measures, as git paths: troupe's code and the benchmark
-kit (a result is stale once any of it changes after the commit it ran at)."""
-
-
-def write_json(result: dict[str, Any], out: Path, *, measures: tuple[str, ...] = MEASURED) -> Path:
+def write_json(result: dict[str, Any], out: Path, *, measures: Sequence[str] | None = None) -> Path:
     """Write ``result`` to ``out`` (indented, one trailing newline), creating its
-    folder, led by the commit it was produced at (``+dirty`` when tracked files
-    differed from it) and the paths whose changes make it stale; the docs name
+    folder, led by the commit it was produced at (``+dirty`` when the files it
+    measures, troupe's code and the benchmark kit by default, differed from it)
+    and the paths whose changes make it stale; the docs name
     that commit wherever they quote the figures (tests/test_quoted_figures.py)."""
-    from troupe.evaluation.report import source_commit
+    from troupe.evaluation.report import CODE_PATHS, source_commit
 
-    payload = {"commit": source_commit(), "measures": list(measures), **result}
+    paths = CODE_PATHS if measures is None else measures
+    payload = {"commit": source_commit(paths=paths), "measures": list(paths), **result}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from google.adk.agents import LlmAgent
@@ -332,7 +333,21 @@ def _added_planner(topology: Topology, chosen: Sequence[AgentSpec]) -> list[Agen
         return []
     if any(spec.name == PLANNER_NAME for spec in topology.agents):
         return []
-    return [DEFAULT_TOPOLOGY.spec(PLANNER_NAME)]
+    planner = DEFAULT_TOPOLOGY.spec(PLANNER_NAME)
+    return [
+        replace(
+            planner,
+            keywords=tuple(k for k in planner.keywords if k not in TEAM_OWNED_PLAN_WORDS),
+            match_phrases=tuple(m for m in planner.match_phrases if m not in TEAM_OWNED_PLAN_WORDS),
+        )
+    ]
+
+
+TEAM_OWNED_PLAN_WORDS = frozenset({"schedule", "organize", "strategy", "approach", "how should i"})
+"""Words the default team reads as a request for a plan, which a user's team
+may use for its own work (a travel team's calendar schedules; "how should I
+wash it?" asks a shop about a product): the planner troupe adds to a user's
+team does not claim them."""
 
 
 def _team_routes(entries: Sequence[RouteEntry]) -> list[TeamRoute]:

@@ -104,11 +104,11 @@ CODE_PATHS = (":(top)src/troupe", ":(top)bench", ":(top,exclude)bench/results")
 The results themselves, the docs and the tests are not the code measured."""
 
 
-def source_commit(start: Path | None = None) -> str | None:
+def source_commit(start: Path | None = None, paths: Sequence[str] = CODE_PATHS) -> str | None:
     """The git commit of the checkout troupe runs from (with ``+dirty`` when a
-    tracked file of :data:`CODE_PATHS` differs from it), or None outside a
-    checkout. A result just written (``bench/results/``) does not make the next
-    run's commit dirty."""
+    tracked file of ``paths``, the code a result measures, differs from it), or
+    None outside a checkout. A result just written (``bench/results/``) does
+    not make the next run's commit dirty."""
     import subprocess
 
     where = start or Path(__file__).resolve().parent
@@ -119,7 +119,7 @@ def source_commit(start: Path | None = None) -> str | None:
         if head.returncode != 0:
             return None
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", *paths],
             cwd=where,
             capture_output=True,
             text=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+")
 """Letters and digits, accented ones too ("Wissensdatenbank", "página")."""
@@ -65,8 +66,10 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A crude stem so that 'files', 'memories', 'listing' and 'listed' meet their base word."""
+    """A crude stem so that 'files', 'memories', 'listing' and 'listed' meet their base word.
+    Cached: the stand-in stems the same few thousand words on every decision."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "zes", "ches", "shes")):
@@ -87,12 +90,17 @@ def stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
+@lru_cache(maxsize=8192)
+def _phrase_stems(phrase: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words(phrase))
+
+
 def phrase_position(text: str, phrase: str) -> int | None:
     """Word index where ``phrase`` first occurs in ``text`` as whole words, else None."""
-    target = [stem(w) for w in words(phrase)]
+    target = _phrase_stems(phrase)
     if not target:
         return None
-    tokens = [stem(w) for w in words(text)]
+    tokens = _phrase_stems(text)
     n = len(target)
     return next((i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == target), None)
 

@@ -745,11 +745,13 @@ class Router:
             )
         return decisions
 
+    def _profile(self, agent: str) -> AgentProfile:
+        return next(p for p in self.profiles if p.name == agent)
+
     def _nobody_below(self, agent: str) -> float:
         """How close a request must come to ``agent``'s phrases, on meaning
         alone, to be its guess at all (see :data:`NOBODY_NEAREST`)."""
-        profile = next(p for p in self.profiles if p.name == agent)
-        return MIN_NEAREST if profile.has_examples else NOBODY_NEAREST
+        return MIN_NEAREST if self._profile(agent).has_examples else NOBODY_NEAREST
 
     @property
     def _planners(self) -> set[str]:
@@ -872,7 +874,12 @@ class Router:
         # no other agent's, needs less of a lead: the words agree with the meaning.
         alone = best.named and not any(c.named for c in ranked[1:])
         bar = NAMED_SHARE if alone else 1.0
-        if disagree or faint or steps_elsewhere or confidence < self.threshold * bar:
+        # An agent described only by its role and tools, and no example request,
+        # is too far from any request for meaning alone to single it out.
+        unsure = (
+            not best.keyword and best.structure == 0 and not self._profile(best.name).has_examples
+        )
+        if disagree or faint or unsure or steps_elsewhere or confidence < self.threshold * bar:
             return RouteDecision(
                 "defer", best.name, confidence, tuple(ranked), compound=compound, bar=bar
             )
