@@ -450,6 +450,19 @@ def test_meaning_alone_does_not_route_to_an_agent_known_only_by_its_role() -> No
     assert decision.kind == "defer"
 
 
+def test_a_general_question_must_be_further_ahead_of_agents_known_only_by_their_role() -> None:
+    # 0.15 closer to a general question (0.45) than to the shop's phrase (0.3).
+    vectors = {"how do shops work": (0.3, 0, 0.45, 0.841)}
+
+    with_examples = _two_agents(vectors, examples=True).decide("how do shops work")
+    role_only = _two_agents(vectors).decide("how do shops work")
+
+    assert with_examples.kind == "direct"
+    # Phrases of a role and tools sit further from any request than example
+    # requests do: the general question has to lead by that much more.
+    assert role_only.kind != "direct"
+
+
 def test_ordered_steps_of_which_one_belongs_elsewhere_are_not_routed_to_one_agent() -> None:
     router = _two_agents(
         {
@@ -467,6 +480,60 @@ def test_ordered_steps_of_which_one_belongs_elsewhere_are_not_routed_to_one_agen
 
     assert ordered.kind == "defer" and ordered.agent == "shop"
     assert joined.kind == "route" and joined.agent == "shop"
+
+
+def _lamps_and_rent(vectors: dict[str, Sequence[float]]) -> Router:
+    shop = AgentProfile.build("shop", texts=["sells things"], keywords=["lamp"])
+    bank = AgentProfile.build("bank", texts=["moves money"], keywords=["rent"])
+    axes = {"sells things": (1, 0, 0, 0), "lamp": (1, 0, 0, 0), "moves money": (0, 1, 0, 0)}
+    encoder = _AxisEncoder({**axes, "rent": (0, 1, 0, 0), **vectors})
+    return Router([shop, bank], encoder, threshold=0.75)
+
+
+def test_a_word_that_means_a_keyword_in_another_language_counts_as_that_keyword() -> None:
+    near_the_shop = (0.6, 0, 0, 0.8)
+    router = _lamps_and_rent(
+        {
+            "Leuchte kaufen": near_the_shop,
+            "Tisch kaufen": near_the_shop,
+            "Leuchte": (0.95, 0, 0, 0.31),
+        }
+    )
+
+    lamp, table = router.decide_many(["Leuchte kaufen", "Tisch kaufen"])
+
+    assert lamp.candidates[0].name == "shop" and lamp.candidates[0].keyword
+    assert lamp.kind == "route" and lamp.agent == "shop"
+    # The same meaning with no word of the shop's: its role alone is too thin.
+    assert table.candidates[0].name == "shop" and not table.candidates[0].keyword
+    assert table.kind == "defer"
+
+
+def test_a_keyword_that_only_says_where_is_no_sign_of_the_work() -> None:
+    faintly_the_shop = (0.3, 0, 0, 0.95)
+    router = _lamps_and_rent(
+        {"hire a bike at the lamp": faintly_the_shop, "buy the lamp": faintly_the_shop}
+    )
+
+    there, lamp = router.decide_many(["hire a bike at the lamp", "buy the lamp"])
+
+    assert there.candidates[0].name == "shop" and not there.candidates[0].keyword
+    assert there.kind == "defer"
+    assert lamp.kind == "route" and lamp.agent == "shop"
+
+
+def test_a_step_on_a_condition_after_a_question_is_another_step() -> None:
+    router = _lamps_and_rent(
+        {
+            "is the lamp in stock? If it is, pay the rent": (0.7, 0.1, 0, 0.7),
+            "pay the rent": (0, 0.2, 0, 0.98),
+        }
+    )
+
+    decision = router.decide("is the lamp in stock? If it is, pay the rent")
+
+    assert decision.candidates[0].name == "shop"
+    assert decision.kind == "defer"
 
 
 def test_an_everyday_word_is_never_read_as_a_typo_of_a_keyword() -> None:

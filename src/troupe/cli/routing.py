@@ -116,8 +116,9 @@ def calibrate_command(
     if chosen.precision < precision:
         console.print(
             f"No threshold holds {precision:.0%} precision on this set; the config is "
-            "left as it is. Add example requests to the agents the router confuses "
-            "(see the decisions above), or label more requests."
+            "left as it is. To see which requests the router sends where, run troupe eval "
+            "with the same -c and --dataset (its report lists every decision); then add "
+            "example requests to the agents it confuses, or label more requests."
         )
         raise typer.Exit(1)
     line = f"router: {{mode: auto, threshold: {chosen.threshold:g}}}"

@@ -23,7 +23,7 @@ different agents goes to the planning agent when the tree has one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
@@ -141,14 +141,19 @@ _GREETING_WORDS = frozenset(
 """Words a greeting or thanks opens with (one of its first three words, a typo allowed)."""
 _GREETING_MAX_WORDS = 7
 
+_CONDITION = r"(?:if|wenn|falls|si|se)\b"
+"""A sentence that opens with one of these after another sentence makes a step
+of it ("Is it in stock? If it is, add one to my order.")."""
 _CLAUSE_SPLIT = re.compile(
-    r"\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,\s+"
+    rf"(?<=[?.!])\s+(?={_CONDITION})|\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,\s+"
     r"|,?\s+und\s+(?:dann\s+)?|,?\s+dann\s+|,?\s+y\s+(?:luego\s+)?|,?\s+luego\s+"
     r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+)?|,?\s+depois\s+)\s*",
     re.I,
 )
 _SEQUENCE = re.compile(
-    r"\b(?:then|afterwards|after that|dann|danach|luego|después|puis|ensuite|depois)\b", re.I
+    r"\b(?:then|afterwards|after that|dann|danach|luego|después|puis|ensuite|depois)\b"
+    rf"|[?.!]\s+{_CONDITION}",
+    re.I,
 )
 """Words that order one step after another: a request with them has steps."""
 _PLAN_WORDS = ("plan", "steps", "step by step")
@@ -184,6 +189,14 @@ _COMMON_WORDS = _word_list("common_words")
 ("from" is not "form")."""
 _TOOL_WORDS = _word_list("tool_words")
 """Words of tool names that say nothing of the work (``get``, ``list``, ``info``)."""
+TRANSLATED_KEYWORD = 0.8
+"""A word of a request that is none of the team's words finds the keyword
+closest to it in meaning; this close, it counts as that keyword, in any
+language ("Flug", "vuelo" and "vol" are *flight*; "Bestellung" and "commande"
+are *order*). Single words in other languages came out at 0.8 to 0.95 from
+their English keyword under the encoder, and different words at 0.7 or less."""
+_TRANSLATED_MIN_LETTERS = 4
+_WORD_VECTORS_KEPT = 20_000
 TERM_SHARE = 0.5
 """What a word of an agent's tool names or capabilities counts for in the
 lexical signal, against one of its keywords."""
@@ -397,6 +410,47 @@ def _keyword_found(
     )
 
 
+_PLACE_WORDS = frozenset({"at", "from", "zum", "zur", "vom", "beim", "desde", "depuis", "au"})
+"""Prepositions after which a keyword names where something is, not the work
+("rent me a car at Lisbon airport", "pay it from my account")."""
+_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "this"})
+
+
+def _only_as_a_place(
+    words: str,
+    keywords: Sequence[str],
+    known: frozenset[str],
+    spoken: Mapping[str, set[str]] | None = None,
+) -> bool:
+    """Every one of ``keywords`` found in ``words`` (as written, or as one of
+    the words ``spoken`` for it in another language) follows "at", "from" or
+    their like (with only a determiner or a name between): the request names
+    the agent's subject as a place or a source, not as what it wants done."""
+    spoken = spoken or {}
+    cased = _WORD.findall(words.replace("_", " "))
+    tokens = [t.lower() for t in cased]
+    if not keywords:
+        return False
+    for keyword in keywords:
+        parts = _keyword_tokens(keyword)
+        seen = False
+        for i in range(len(tokens) - len(parts) + 1):
+            said = tokens[i] in spoken.get(keyword, ())
+            if not said and not all(
+                _keyword_found([tokens[i + j]], parts[j], known) for j in range(len(parts))
+            ):
+                continue
+            seen = True
+            j = i - 1
+            while j >= 0 and (tokens[j] in _DETERMINERS or cased[j][:1].isupper()):
+                j -= 1
+            if j < 0 or tokens[j] not in _PLACE_WORDS:
+                return False
+        if not seen:  # said in other words ("Flug" for flight): no place known
+            return False
+    return True
+
+
 def lexical_score(
     text: str,
     keywords: Sequence[str],
@@ -404,6 +458,7 @@ def lexical_score(
     terms: Sequence[str] = (),
     weight: Callable[[str], float] = lambda _: 1.0,
     known: frozenset[str] = frozenset(),
+    also: frozenset[str] = frozenset(),
 ) -> float:
     """0..1: how much of an agent's vocabulary ``text`` uses, typos tolerated.
 
@@ -411,10 +466,13 @@ def lexical_score(
     word of a tool's name or capability (``terms``) counts :data:`TERM_SHARE`
     of a keyword. ``weight`` scales each by how much it singles the agent out
     (see :meth:`Router.distinctness`); by default every word counts fully.
+    Keywords in ``also`` count as found (said in another language).
     """
     tokens = _tokens(text)
     hits = sum(
-        len(_keyword_tokens(k)) * weight(k) for k in keywords if _keyword_found(tokens, k, known)
+        len(_keyword_tokens(k)) * weight(k)
+        for k in keywords
+        if k in also or _keyword_found(tokens, k, known)
     )
     hits += sum(TERM_SHARE * weight(t) for t in terms if _keyword_found(tokens, t, known))
     return min(1.0, hits / 3)
@@ -552,6 +610,8 @@ class Router:
     _matrix: Any = field(default=None, init=False, repr=False)
     _owners: list[int] = field(default_factory=list, init=False, repr=False)
     _greeting_rows: int = field(default=0, init=False, repr=False)
+    _keyword_rows: list[tuple[int, str]] = field(default_factory=list, init=False, repr=False)
+    _word_vectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _spread: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _words: frozenset[str] | None = field(default=None, init=False, repr=False)
 
@@ -590,6 +650,7 @@ class Router:
         other = Router(self.profiles, self.encoder, threshold, self.cache)
         other._matrix = self._phrase_matrix()
         other._owners, other._greeting_rows = self._owners, self._greeting_rows
+        other._keyword_rows, other._word_vectors = self._keyword_rows, self._word_vectors
         other._spread = self._spread
         return other
 
@@ -597,10 +658,16 @@ class Router:
         if self._matrix is None and self.encoder is not None:
             texts: list[str] = []
             owners: list[int] = []
+            keyword_rows: list[tuple[int, str]] = []
             for index, profile in enumerate(self.profiles):
-                for phrase in (*profile.phrases, *profile.keywords):
+                for phrase in profile.phrases:
                     texts.append(phrase)
                     owners.append(index)
+                for keyword in profile.keywords:
+                    keyword_rows.append((len(texts), keyword))
+                    texts.append(keyword)
+                    owners.append(index)
+            self._keyword_rows = keyword_rows
             texts.extend(GREETINGS)
             texts.extend(OPEN_QUESTIONS)
             self._greeting_rows = len(GREETINGS)
@@ -620,19 +687,25 @@ class Router:
         return vectors
 
     def _semantic(
-        self, texts: Sequence[str]
+        self, texts: Sequence[str], words: Sequence[str] = ()
     ) -> tuple[
         np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]
     ]:
         """Per text: each agent's score (its closest phrases, see
         :data:`NEAREST_SHARE`) and nearest phrase, and the similarity to a
-        greeting and to an open question."""
+        greeting and to an open question. ``words`` are encoded in the same
+        pass and kept for :meth:`_translated`."""
         count = len(self.profiles)
         matrix = self._phrase_matrix()
         if matrix is None or self.encoder is None:
             zeros = np.zeros(len(texts))
             return np.zeros((len(texts), count)), np.zeros((len(texts), count)), zeros, zeros
-        sims = self.encoder.encode(texts) @ matrix.T
+        if len(self._word_vectors) + len(words) > _WORD_VECTORS_KEPT:
+            self._word_vectors.clear()  # a long-lived server meets ever new words
+        vectors = self.encoder.encode([*texts, *words])
+        for word, vector in zip(words, vectors[len(texts) :], strict=True):
+            self._word_vectors[word] = vector
+        sims = vectors[: len(texts)] @ matrix.T
         rows = len(self._owners)
         per_agent = np.full((len(texts), count), -1.0)
         nearest = np.full((len(texts), count), -1.0)
@@ -650,9 +723,49 @@ class Router:
         question_score = question.mean(axis=1)
         return np.clip(per_agent, 0.0, 1.0), np.clip(nearest, 0.0, 1.0), greeting, question_score
 
+    def _other_words(self, text: str) -> set[str]:
+        """The words of ``text`` that may mean one of the team's keywords
+        without being one of its words (see :data:`TRANSLATED_KEYWORD`)."""
+        if self.encoder is None:
+            return set()
+        # As written: the encoder reads "Wetter" as weather more surely than "wetter".
+        written = _WORD.findall(_URL.sub(" ", instruction_of(text)).replace("_", " "))
+        return {
+            t
+            for t in written
+            if len(t) >= _TRANSLATED_MIN_LETTERS
+            and t.isalpha()
+            and t.lower() not in _COMMON_WORDS
+            and t.lower() not in self._team_words
+        }
+
+    def _translated(self, words_of: Sequence[set[str]]) -> list[dict[str, set[str]]]:
+        """Per set of words (:meth:`_other_words` of a text, their vectors
+        encoded), the team's keywords they mean, each with the words (lower
+        case) that mean it."""
+        matrix = self._phrase_matrix()
+        if matrix is None or not self._keyword_rows:
+            return [{} for _ in words_of]
+        keywords = matrix[[row for row, _ in self._keyword_rows]]
+        out = []
+        for words in words_of:
+            found: dict[str, set[str]] = {}
+            for word in words:
+                sims = keywords @ self._word_vectors[word]
+                best = int(np.argmax(sims))
+                if sims[best] >= TRANSLATED_KEYWORD:
+                    found.setdefault(self._keyword_rows[best][1], set()).add(word.lower())
+            out.append(found)
+        return out
+
     def _candidates(
-        self, text: str, semantic: Sequence[float], nearest: Sequence[float]
+        self,
+        text: str,
+        semantic: Sequence[float],
+        nearest: Sequence[float],
+        translated: Mapping[str, set[str]] | None = None,
     ) -> list[Candidate]:
+        translated = translated or {}
         asked = instruction_of(text)
         found = structures_in(asked)
         # An address or a path is structure; its letters ("http", "docs") are
@@ -667,12 +780,23 @@ class Router:
                 terms=profile.terms,
                 weight=self.distinctness,
                 known=self._team_words,
+                also=frozenset(translated),
             )
             found_words = [
                 k
                 for k in profile.lexical_keywords
-                if lex and _keyword_found(tokens, k, self._team_words)
+                if lex and (k in translated or _keyword_found(tokens, k, self._team_words))
             ]
+            # A keyword that only says where ("a car at the airport") is no sign
+            # of the work, unless a word of the agent's tools says what to do or
+            # the meaning comes close.
+            said = [t for t in profile.terms if lex and _keyword_found(tokens, t, self._team_words)]
+            if (
+                found_words
+                and near < MIN_NEAREST
+                and _only_as_a_place(words, [*found_words, *said], self._team_words, translated)
+            ):
+                found_words = []
             named = any(self.distinctness(k) >= DISTINCT_NAME for k in found_words)
             struct = 1.0 if found & profile.structures else 0.0
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
@@ -701,16 +825,21 @@ class Router:
             return [RouteDecision("defer", None, 0.0) for _ in texts]
         clauses = [split_clauses(instruction_of(t)) for t in texts]
         flat = [*texts, *(c for parts in clauses for c in parts)]
-        semantic, nearest, greeting, question = self._semantic(flat)
+        words_of = [self._other_words(t) for t in flat]
+        new = sorted(set().union(*words_of) - self._word_vectors.keys())
+        semantic, nearest, greeting, question = self._semantic(flat, new)
+        translated = self._translated(words_of)
         decisions = []
         offset = len(texts)
         for i, text in enumerate(texts):
-            ranked = self._candidates(text, semantic[i], nearest[i])
+            ranked = self._candidates(text, semantic[i], nearest[i], translated[i])
             parts = clauses[i]
             owners = set()
             elsewhere = another = False
             for j, part in enumerate(parts if len(parts) > 1 else ()):
-                top = self._candidates(part, semantic[offset + j], nearest[offset + j])
+                top = self._candidates(
+                    part, semantic[offset + j], nearest[offset + j], translated[offset + j]
+                )
                 if self._owns_clause(top):
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
@@ -747,6 +876,15 @@ class Router:
 
     def _profile(self, agent: str) -> AgentProfile:
         return next(p for p in self.profiles if p.name == agent)
+
+    def _role_only_distance(self, candidate: Candidate) -> float:
+        """How much further every request sits from ``candidate``'s phrases
+        than from a general question's examples because its author gave no
+        example requests, only its role and tools (see :data:`NOBODY_NEAREST`):
+        comparisons with the general questions make up for it."""
+        if self._profile(candidate.name).has_examples:
+            return 0.0
+        return MIN_NEAREST - NOBODY_NEAREST
 
     def _nobody_below(self, agent: str) -> float:
         """How close a request must come to ``agent``'s phrases, on meaning
@@ -843,11 +981,13 @@ class Router:
             plan_first = tuple(sorted(ranked, key=lambda c: c.name != planner))
             return RouteDecision("route", planner, 1.0, plan_first, compound=True)
         structure = any(c.structure for c in ranked)
-        closer = question - max(c.nearest for c in ranked)
-        if self.encoder is not None and not structure and closer >= DIRECT_MARGIN:
+        closest = max(ranked, key=lambda c: c.nearest)
+        closer = question - closest.nearest
+        margin = DIRECT_MARGIN + self._role_only_distance(closest)
+        if self.encoder is not None and not structure and closer >= margin:
             return RouteDecision("direct", None, round(closer, 4), tuple(ranked))
         confidence = (
-            self.confidence(ranked, question)
+            self.confidence(ranked, question - self._role_only_distance(best))
             if self.encoder is not None
             else self.lexical_confidence(ranked)
         )

@@ -80,6 +80,10 @@ def _is_user_file(filename: str) -> bool:
     return filename.startswith("user:")
 
 
+_VERSION_COLUMNS = "version, mime_type, custom_metadata, create_time"
+"""What an artifact's version is described by (ADK's ``ArtifactVersion``)."""
+
+
 class DatabaseArtifactService(BaseArtifactService):
     """ADK's artifact service, its versions kept as rows of the session store's database."""
 
@@ -247,7 +251,7 @@ class DatabaseArtifactService(BaseArtifactService):
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> list[ArtifactVersion]:
         key = self._key(app_name, user_id, filename, session_id)
-        rows = await self._rows(key, columns="version, mime_type, custom_metadata, create_time")
+        rows = await self._rows(key, columns=_VERSION_COLUMNS)
         return [self._version(key, row) for row in rows]
 
     @override
@@ -261,8 +265,7 @@ class DatabaseArtifactService(BaseArtifactService):
         version: int | None = None,
     ) -> ArtifactVersion | None:
         key = self._key(app_name, user_id, filename, session_id)
-        columns = "version, mime_type, custom_metadata, create_time"
-        rows = await self._rows(key, version, columns)
+        rows = await self._rows(key, version, _VERSION_COLUMNS)
         return self._version(key, rows[-1]) if rows else None
 
     @staticmethod
