@@ -452,7 +452,7 @@ def test_meaning_alone_does_not_route_to_an_agent_known_only_by_its_role() -> No
 
 def test_a_general_question_must_be_further_ahead_of_agents_known_only_by_their_role() -> None:
     # 0.15 closer to a general question (0.45) than to the shop's phrase (0.3).
-    vectors = {"how do shops work": (0.3, 0, 0.45, 0.841)}
+    vectors: dict[str, Sequence[float]] = {"how do shops work": (0.3, 0, 0.45, 0.841)}
 
     with_examples = _two_agents(vectors, examples=True).decide("how do shops work")
     role_only = _two_agents(vectors).decide("how do shops work")
