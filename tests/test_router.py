@@ -509,6 +509,21 @@ def test_a_word_that_means_a_keyword_in_another_language_counts_as_that_keyword(
     assert table.kind == "defer"
 
 
+def test_the_routers_word_cache_starts_afresh_when_full_and_decides_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("troupe.routing.router._WORD_VECTORS_KEPT", 3)
+    router = _lamps_and_rent({"Leuchte": (0.95, 0, 0, 0.31)})
+
+    first = router.decide("Leuchte kaufen bitte")
+    # Two words known, three new ones: over the bound, the cache is emptied
+    # before this request's words are looked up, not between.
+    second = router.decide("Leuchte bestellen morgen schnell")
+
+    assert first.candidates[0].keyword and second.candidates[0].keyword
+    assert len(router._word_vectors) <= 4
+
+
 def test_a_keyword_that_only_says_where_is_no_sign_of_the_work() -> None:
     faintly_the_shop = (0.3, 0, 0, 0.95)
     router = _lamps_and_rent(

@@ -705,8 +705,6 @@ class Router:
         if matrix is None or self.encoder is None:
             zeros = np.zeros(len(texts))
             return np.zeros((len(texts), count)), np.zeros((len(texts), count)), zeros, zeros
-        if len(self._word_vectors) + len(words) > _WORD_VECTORS_KEPT:
-            self._word_vectors.clear()  # a long-lived server meets ever new words
         vectors = self.encoder.encode([*texts, *words])
         for word, vector in zip(words, vectors[len(texts) :], strict=True):
             self._word_vectors[word] = vector
@@ -831,7 +829,12 @@ class Router:
         clauses = [split_clauses(instruction_of(t)) for t in texts]
         flat = [*texts, *(c for parts in clauses for c in parts)]
         words_of = [self._other_words(t) for t in flat]
-        new = sorted(set().union(*words_of) - self._word_vectors.keys())
+        wanted = set().union(*words_of)
+        if len(self._word_vectors) + len(wanted) > _WORD_VECTORS_KEPT:
+            # A long-lived server meets ever new words: start afresh, before
+            # this batch's words are looked up.
+            self._word_vectors.clear()
+        new = sorted(wanted - self._word_vectors.keys())
         semantic, nearest, greeting, question = self._semantic(flat, new)
         translated = self._translated(words_of)
         decisions = []
