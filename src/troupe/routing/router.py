@@ -430,11 +430,11 @@ def _only_as_a_place(
     the words ``spoken`` for it in another language) follows "at", "from" or
     their like (with only a determiner or a name between): the request names
     the agent's subject as a place or a source, not as what it wants done."""
+    if not keywords:
+        return False
     spoken = spoken or {}
     cased = _WORD.findall(words.replace("_", " "))
     tokens = [t.lower() for t in cased]
-    if not keywords:
-        return False
     for keyword in keywords:
         parts = _keyword_tokens(keyword)
         seen = False
@@ -793,13 +793,10 @@ class Router:
             # A keyword that only says where ("a car at the airport") is no sign
             # of the work, unless a word of the agent's tools says what to do or
             # the meaning comes close.
-            said = [t for t in profile.terms if lex and _keyword_found(tokens, t, self._team_words)]
-            if (
-                found_words
-                and near < MIN_NEAREST
-                and _only_as_a_place(words, [*found_words, *said], self._team_words, translated)
-            ):
-                found_words = []
+            if found_words and near < MIN_NEAREST:
+                said = [t for t in profile.terms if _keyword_found(tokens, t, self._team_words)]
+                if _only_as_a_place(words, [*found_words, *said], self._team_words, translated):
+                    found_words = []
             named = any(self.distinctness(k) >= DISTINCT_NAME for k in found_words)
             struct = 1.0 if found & profile.structures else 0.0
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
