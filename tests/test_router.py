@@ -524,6 +524,26 @@ def test_the_routers_word_cache_starts_afresh_when_full_and_decides_on(
     assert len(router._word_vectors) <= 4
 
 
+def test_a_decision_keeps_its_words_when_another_empties_the_shared_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    router = _lamps_and_rent({"Leuchte": (0.95, 0, 0, 0.31)})
+    router.decide("Leuchte kaufen")  # "Leuchte" is now in the shared cache
+    encoder = router.encoder
+    assert isinstance(encoder, _AxisEncoder)
+    encode = encoder.encode
+
+    def encode_while_another_decision_empties_the_cache(texts: Sequence[str]) -> Any:
+        router._word_vectors.clear()  # as a decision on another thread may
+        return encode(texts)
+
+    monkeypatch.setattr(encoder, "encode", encode_while_another_decision_empties_the_cache)
+
+    decision = router.decide("Leuchte kaufen")
+
+    assert decision.candidates[0].name == "shop" and decision.candidates[0].keyword
+
+
 def test_a_keyword_that_only_says_where_is_no_sign_of_the_work() -> None:
     faintly_the_shop = (0.3, 0, 0, 0.95)
     router = _lamps_and_rent(

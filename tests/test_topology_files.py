@@ -300,7 +300,8 @@ def test_builtin_topologies_are_shipped_as_data_files() -> None:
     assert troupe.CLASSIC_TOPOLOGY.aliases["memory-manager"] == "memory_manager"
 
 
-def test_troupe_tree_says_which_agent_was_left_out_and_why(tmp_path: Path) -> None:
+def _tree_of_the_studio(tmp_path: Path) -> str:
+    """``troupe tree``'s output for GOOD_TOPOLOGY with the built-in tools."""
     from typer.testing import CliRunner
 
     from troupe.cli.app import app
@@ -311,13 +312,56 @@ def test_troupe_tree_says_which_agent_was_left_out_and_why(tmp_path: Path) -> No
     result = CliRunner().invoke(
         app, ["tree", "--topology", str(topology), "--workspace", str(workspace)]
     )
-
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    return result.output
+
+
+def test_troupe_tree_says_which_agent_was_left_out_and_why(tmp_path: Path) -> None:
+    output = _tree_of_the_studio(tmp_path)
+
+    lines = output.splitlines()
     painter = [line for line in lines if "agent 'painter' left out" in line]
     assert painter == ["agent 'painter' left out: no tool's name starts with paint_ or canvas_"]
     assert any("agent 'composer' left out" in line for line in lines)
     assert not any("'critic' left out" in line for line in lines)
+
+
+def test_troupe_tree_counts_built_in_tools_a_users_team_leaves_out_instead_of_listing_them(
+    tmp_path: Path,
+) -> None:
+    text = " ".join(_tree_of_the_studio(tmp_path).split())
+
+    assert "unmatched" not in text and "fs_ or browser_" not in text
+    assert "of troupe's built-in tools (fs_read, fs_list, fs_write, …) are on no agent" in text
+    assert "builtin_tools: false" in text
+
+
+def test_a_users_own_unmatched_tools_are_listed_with_the_teams_prefixes_as_the_fix() -> None:
+    from rich.console import Console
+
+    from troupe.builtins import builtin_tools
+    from troupe.cli.render import agent_tree
+    from troupe.tree import build_agent_tree
+
+    root = build_agent_tree(troupe.Config(tools=[tool("fs_list")]))
+    builtin = next(t for t in builtin_tools() if t.name == "fs_read")
+
+    console = Console(width=200, record=True)
+    console.print(
+        agent_tree(
+            root,
+            unmatched=[tool("stock_quote"), builtin],
+            model_label="m",
+            prefixes=("paint_", "canvas_"),
+        )
+    )
+    text = console.export_text()
+
+    assert "such as paint_ or canvas_" in text
+    unmatched = text.split("unmatched", 1)[1]
+    assert "stock_quote" in unmatched
+    assert "stock_quote" not in text.split("unmatched", 1)[0]
+    assert "1 of troupe's built-in tools (fs_read) are on no agent" in text
 
 
 EXAMPLES_TOPOLOGY = """\

@@ -13,6 +13,7 @@ integer, ``"true"`` for a flag: the tool converts).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
@@ -87,8 +88,21 @@ def refused_call_error(tool: str, args: Mapping[str, Any]) -> dict[str, str] | N
     }
 
 
-def _hints(func: Callable[..., Any]) -> dict[str, Any]:
+def _hints(func: Callable[..., Any]) -> Mapping[str, Any]:
     target = inspect.unwrap(func)
+    try:
+        return _hints_of(target)
+    except TypeError:  # an unhashable callable: read its annotations each time
+        return _read_hints(target)
+
+
+@functools.lru_cache(maxsize=1024)
+def _hints_of(target: Callable[..., Any]) -> Mapping[str, Any]:
+    # Evaluating string annotations compiles them: once per function, not per call.
+    return types.MappingProxyType(_read_hints(target))
+
+
+def _read_hints(target: Callable[..., Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(target)
     except Exception:  # an annotation that cannot be evaluated: check types not at all

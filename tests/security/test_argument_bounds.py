@@ -7,16 +7,26 @@ with RecursionError) or an oversized one, through the real runner and through
 
 from __future__ import annotations
 
+import typing
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
+
+import pytest
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+from pydantic import Field
 
 from fakes.scripted import scripted_assistant, turn_events
 from fakes.tool_runs import call_tool, everything_shown, served_tool_responses, shown_result
 from troupe import Tool
+from troupe.models.bounded import BoundedModel
 from troupe.models.resilient import TransientModelError
 from troupe.settings import load_settings
 from troupe.testing import ScriptedModel, call
-from troupe.tool_arguments import MAX_ARGUMENT_DEPTH, MAX_ARGUMENTS_BYTES
+from troupe.tool_arguments import MAX_ARGUMENT_DEPTH, MAX_ARGUMENTS_BYTES, argument_problem
 
 
 def _nested(levels: int) -> Any:
@@ -101,3 +111,54 @@ async def test_a_retried_reply_with_deep_arguments_gets_the_same_tool_error(
     )
     last = events[-1].content
     assert last is not None and last.parts and last.parts[0].text == "Reported the result."
+
+
+class _StreamingModel(BaseLlm):
+    """Yields two replies and records when its stream is closed."""
+
+    model: str = "streaming-fake"
+    closed: list[str] = Field(default_factory=list)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        try:
+            for text in ("one", "two"):
+                content = types.Content(role="model", parts=[types.Part(text=text)])
+                yield LlmResponse(content=content)
+        finally:
+            self.closed.append("closed")
+
+
+async def test_the_bounded_model_closes_the_models_stream_when_its_own_is_closed() -> None:
+    inner = _StreamingModel()
+    replies = BoundedModel.around(inner).generate_content_async(LlmRequest())
+
+    await anext(replies)
+    await replies.aclose()
+
+    # Closed then and there, not left to the event loop's finalizer (which cost
+    # every turn a wake-up of the loop and kept the stream alive until then).
+    assert inner.closed == ["closed"]
+
+
+def test_a_tools_annotations_are_read_once_however_often_it_is_called(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def count_lines(path: str, limit: int = 10) -> int:
+        return limit
+
+    reads: list[object] = []
+    real = typing.get_type_hints
+
+    def counted(target: Any) -> dict[str, Any]:
+        reads.append(target)
+        return real(target)
+
+    monkeypatch.setattr(typing, "get_type_hints", counted)
+    for _ in range(3):
+        assert argument_problem(count_lines, {"path": "a.txt", "limit": 5}) is None
+    refused = argument_problem(count_lines, {"path": ["a.txt"]})
+
+    assert refused is not None and "path" in refused.message
+    assert reads == [count_lines]

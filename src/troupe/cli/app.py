@@ -156,7 +156,19 @@ def tree(
     from .render import agent_tree
 
     label = model_label(getattr(root, "model", "") or "")
-    console.print(agent_tree(root, unmatched=unmatched, model_label=label, mcp=mcp_reports))
+    from ..topology import resolve_topology
+
+    team = resolve_topology(settings.config.topology)
+    team_prefixes = [p for spec in team.agents for p in spec.prefixes]
+    console.print(
+        agent_tree(
+            root,
+            unmatched=unmatched,
+            model_label=label,
+            mcp=mcp_reports,
+            prefixes=team_prefixes or ("fs_", "browser_"),
+        )
+    )
     if check:
         from .remote import report_remote_agents
 

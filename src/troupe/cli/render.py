@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Sequence
 
@@ -179,11 +180,15 @@ def agent_tree(
     unmatched: Sequence[Tool],
     model_label: str,
     mcp: Sequence[McpServerReport] = (),
+    prefixes: Sequence[str] = ("fs_", "browser_"),
 ) -> Tree:
     """A rich Tree of the agents, their tools and capabilities, and unmatched tools.
 
     ``mcp`` lists each MCP server's tools under the agent that gets them, and
     unmatched servers (no prefix, no agent) under ``unmatched`` with the fix.
+    troupe's built-in tools that no agent of the team owns are counted on one
+    line (a team of the user's own need not have them); the user's own
+    unmatched tools are listed with the team's ``prefixes`` as the fix.
     """
     tree = Tree(f"[bold]{for_rich(root.name)}[/] [dim]model: {for_rich(model_label)}[/]")
     own = agent_tools(root)
@@ -208,13 +213,29 @@ def agent_tree(
             branch.add(f"[yellow]{for_rich(name)}[/]")
         _add_servers(branch, servers, style="yellow")
     stray = [r for r in mcp if r.owner is None]
-    if unmatched or stray:
+    builtin = [t for t in unmatched if is_builtin_tool(t)]
+    own_unmatched = [t for t in unmatched if not is_builtin_tool(t)]
+    if own_unmatched or stray:
+        such_as = " or ".join(for_rich(p) for p in prefixes[:2])
         branch = tree.add(
             "[bold red]unmatched[/] [dim](no agent owns these; rename tools "
-            "with a routed prefix such as fs_ or browser_, and give MCP servers a "
-            "prefix or an agent)[/]"
+            f"with one of the team's prefixes such as {such_as}, and give MCP servers "
+            "a prefix or an agent)[/]"
         )
-        for tool in unmatched:
+        for tool in own_unmatched:
             branch.add(f"[red]{for_rich(tool.name)}[/]")
         _add_servers(branch, stray, style="red")
+    if builtin:
+        names = ", ".join(t.name for t in builtin[:3]) + (", …" if len(builtin) > 3 else "")
+        tree.add(
+            f"[dim]{len(builtin)} of troupe's built-in tools ({for_rich(names)}) are on "
+            "no agent of this team, so no agent can call them; set builtin_tools: false "
+            "in the config to leave them out[/]"
+        )
     return tree
+
+
+def is_builtin_tool(tool: Tool) -> bool:
+    """Whether ``tool`` is one of troupe's built-in tools (its function is troupe's)."""
+    module = getattr(inspect.unwrap(tool.func), "__module__", "") or ""
+    return module == "troupe.builtins" or module.startswith("troupe.builtins.")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, aclosing
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.base_llm_connection import BaseLlmConnection
@@ -54,9 +54,12 @@ class BoundedModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        async for response in self.inner.generate_content_async(llm_request, stream=stream):
-            disarm_calls(response)
-            yield response
+        # Closed with this generator, not left to the event loop's finalizer.
+        replies = self.inner.generate_content_async(llm_request, stream=stream)
+        async with aclosing(replies):
+            async for response in replies:
+                disarm_calls(response)
+                yield response
 
     def connect(
         self, llm_request: LlmRequest

@@ -692,14 +692,17 @@ class Router:
         return vectors
 
     def _semantic(
-        self, texts: Sequence[str], words: Sequence[str] = ()
+        self,
+        texts: Sequence[str],
+        words: Sequence[str] = (),
+        vectors_of: dict[str, Any] | None = None,
     ) -> tuple[
         np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]
     ]:
         """Per text: each agent's score (its closest phrases, see
         :data:`NEAREST_SHARE`) and nearest phrase, and the similarity to a
         greeting and to an open question. ``words`` are encoded in the same
-        pass and kept for :meth:`_translated`."""
+        pass, added to ``vectors_of`` and kept for later decisions."""
         count = len(self.profiles)
         matrix = self._phrase_matrix()
         if matrix is None or self.encoder is None:
@@ -708,6 +711,8 @@ class Router:
         vectors = self.encoder.encode([*texts, *words])
         for word, vector in zip(words, vectors[len(texts) :], strict=True):
             self._word_vectors[word] = vector
+            if vectors_of is not None:
+                vectors_of[word] = vector
         sims = vectors[: len(texts)] @ matrix.T
         rows = len(self._owners)
         per_agent = np.full((len(texts), count), -1.0)
@@ -742,10 +747,12 @@ class Router:
             and t.lower() not in self._team_words
         }
 
-    def _translated(self, words_of: Sequence[set[str]]) -> list[dict[str, set[str]]]:
-        """Per set of words (:meth:`_other_words` of a text, their vectors
-        encoded), the team's keywords they mean, each with the words (lower
-        case) that mean it."""
+    def _translated(
+        self, words_of: Sequence[set[str]], vectors_of: Mapping[str, Any]
+    ) -> list[dict[str, set[str]]]:
+        """Per set of words (:meth:`_other_words` of a text, with their vectors
+        in ``vectors_of``), the team's keywords they mean, each with the words
+        (lower case) that mean it."""
         matrix = self._phrase_matrix()
         if matrix is None or not self._keyword_rows:
             return [{} for _ in words_of]
@@ -754,7 +761,7 @@ class Router:
         for words in words_of:
             found: dict[str, set[str]] = {}
             for word in words:
-                sims = keywords @ self._word_vectors[word]
+                sims = keywords @ vectors_of[word]
                 best = int(np.argmax(sims))
                 if sims[best] >= TRANSLATED_KEYWORD:
                     found.setdefault(self._keyword_rows[best][1], set()).add(word.lower())
@@ -831,9 +838,12 @@ class Router:
             # A long-lived server meets ever new words: start afresh, before
             # this batch's words are looked up.
             self._word_vectors.clear()
-        new = sorted(wanted - self._word_vectors.keys())
-        semantic, nearest, greeting, question = self._semantic(flat, new)
-        translated = self._translated(words_of)
+        # This batch's own copy of the vectors it uses: another thread's decision
+        # may empty the shared cache meanwhile without this one missing a word.
+        known = {w: v for w in wanted if (v := self._word_vectors.get(w)) is not None}
+        new = sorted(wanted - known.keys())
+        semantic, nearest, greeting, question = self._semantic(flat, new, known)
+        translated = self._translated(words_of, known)
         decisions = []
         offset = len(texts)
         for i, text in enumerate(texts):
