@@ -16,6 +16,7 @@ from rich.rule import Rule
 from ..builtins import browser_unavailable_reason, builtin_tools
 from ..builtins.browser_session import close_shared_browser
 from ..config import Config
+from ..models.clients import close_model_clients
 from ..models.resolve import model_label
 from ..runtime.assistant import Assistant
 from ..runtime.events import steps
@@ -86,6 +87,7 @@ async def run_demo(
                 results = [await _turn(console, assistant, message) for message in messages]
         finally:
             await close_shared_browser()
+            await close_model_clients()
         return all(results)
 
 

@@ -156,7 +156,7 @@ def _run(
     from ..config import router_mode
     from ..evaluation.dataset import load_cases, spread
     from ..evaluation.report import build_report, team_summary
-    from ..evaluation.runner import check_labels, eval_tree, evaluate_cases
+    from ..evaluation.runner import check_labels, eval_tree
     from ..models.resolve import model_label
     from ..paths import default_session_store
     from ..settings import load_settings
@@ -188,7 +188,7 @@ def _run(
         start = time.perf_counter()
         with _progress(len(cases), label) as advance:
             results = asyncio.run(
-                evaluate_cases(root, cases, concurrency=concurrency, on_result=lambda _: advance())
+                _evaluate(root, cases, concurrency=concurrency, on_result=lambda _: advance())
             )
     report = build_report(
         results,
@@ -200,6 +200,19 @@ def _run(
         team=team_summary(team_config.topology, [a.name for a in root.sub_agents]),
     )
     return report, bool(settings.environ.get("COLUMNS"))
+
+
+async def _evaluate(
+    root: Any, cases: Any, *, concurrency: int, on_result: Callable[[Any], None]
+) -> Any:
+    """The evaluation, then the model provider's clients closed in the same event loop."""
+    from ..evaluation.runner import evaluate_cases
+    from ..models.clients import close_model_clients
+
+    try:
+        return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
+    finally:
+        await close_model_clients()
 
 
 def _stub_tools() -> list[Any]:

@@ -298,9 +298,11 @@ class ChatSession:
                 runner.run(self.close())
 
     async def close(self) -> None:
-        """Close the browser and MCP servers the tools may have started, and the session store."""
+        """Close the browser and MCP servers the tools may have started, the session
+        store and the model provider's HTTP clients."""
         from ..builtins.browser_session import close_shared_browser
         from ..mcp import close_toolsets
+        from ..models.clients import close_model_clients
         from ..remote import close_remote_agents
         from ..stores.sessions import close_session_store
 
@@ -308,6 +310,7 @@ class ChatSession:
         await close_toolsets(self.assistant.root_agent)
         await close_remote_agents(self.assistant.root_agent)
         await close_session_store(self.assistant.session_service)
+        await close_model_clients()
 
     async def _ask(self, request: ApprovalRequest) -> Answer:
         # The question goes to stderr with --json so stdout stays one JSON object a line.

@@ -34,6 +34,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from .._adk_compat import server_with_runner
 from ..builtins.browser_session import close_shared_browser
 from ..errors import ConfigError
+from ..models.clients import close_model_clients
 from ..remote import check_remote_agents
 from ..runtime.app import DEFAULT_APP_NAME
 from ..runtime.app import build_app as build_runtime_app
@@ -217,6 +218,7 @@ def build_app(settings: Settings, options: ServeOptions) -> FastAPI:
                 yield
             finally:
                 await close_shared_browser()
+                await close_model_clients()
                 await close_session_store(service)  # and the engine every store shared
                 dispose_engines()  # the built-in stores' PostgreSQL pools, if any
 
