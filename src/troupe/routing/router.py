@@ -34,7 +34,7 @@ import yaml
 from rapidfuzz.distance import DamerauLevenshtein
 
 from ..prompts import router_hint
-from .encoder import Encoder
+from .encoder import Encoder, blas_limited
 from .phrase_cache import PhraseCache
 
 DEFAULT_THRESHOLD = 0.75
@@ -409,9 +409,12 @@ def _keyword_found(
         return _fuzzy_equal(token, part)
 
     n = len(parts)
-    return any(
-        all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in range(len(tokens) - n + 1)
-    )
+    # Every way a token meets a word starts with the word's first letter, so
+    # only the places whose token does are tried (most requests, most keywords:
+    # none).
+    first = parts[0][0]
+    starts = [i for i in range(len(tokens) - n + 1) if tokens[i][:1] == first]
+    return any(all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in starts)
 
 
 _PLACE_WORDS = frozenset({"at", "from", "zum", "zur", "vom", "beim", "desde", "depuis", "au"})
@@ -713,7 +716,8 @@ class Router:
             self._word_vectors[word] = vector
             if vectors_of is not None:
                 vectors_of[word] = vector
-        sims = vectors[: len(texts)] @ matrix.T
+        with blas_limited():  # a small product: a BLAS pool would only spin
+            sims = vectors[: len(texts)] @ matrix.T
         rows = len(self._owners)
         per_agent = np.full((len(texts), count), -1.0)
         nearest = np.full((len(texts), count), -1.0)
