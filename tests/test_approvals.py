@@ -327,6 +327,18 @@ def test_cli_one_shot_denies_by_default_without_a_terminal(tmp_path: Path) -> No
     assert "--approve ask" in flat
 
 
+def test_a_piped_chat_shows_each_message_and_answer_after_its_prompt(tmp_path: Path) -> None:
+    # Nothing echoes what a pipe sends: the transcript writes it after the prompt,
+    # so the output reads as it did at a terminal and the next line stands alone.
+    result = _chat(tmp_path, "--approve", "ask", stdin='write "hello" to out.txt\nn\n')
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert 'you> write "hello" to out.txt' in lines
+    assert "allow? [y]es / [N]o / [a]lways this session: n" in lines
+    assert not (tmp_path / "out.txt").exists()
+
+
 def test_a_declined_call_is_reported_once_not_as_a_failed_tool_result(tmp_path: Path) -> None:
     result = _chat(tmp_path, 'write "hello" to out.txt')
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from ..terminal_text import visible
+
 HISTORY_FILE = "chat_history"
 HISTORY_LENGTH = 1000
 
@@ -78,7 +80,7 @@ class LineReader:
 
     def read(self, prompt: str) -> str:
         """One line (EOFError at the end of input, KeyboardInterrupt on Ctrl-C)."""
-        return input(prompt)
+        return input(prompt) if sys.stdin.isatty() else _echoed_input(prompt)
 
     def save(self) -> None:
         """Write the history, readable by its owner only."""
@@ -111,6 +113,16 @@ ANSWER_POLL_SECONDS = 0.2
 """How often a question waiting at a terminal lets a pending Ctrl-C through."""
 
 
+def _echoed_input(prompt: str) -> str:
+    """A line read from a pipe after ``prompt``, then written after the prompt as
+    a terminal would have echoed it: the transcript shows what was sent, and
+    what follows starts on a line of its own."""
+    line = input(prompt)
+    sys.stdout.write(visible(line) + "\n")
+    sys.stdout.flush()
+    return line
+
+
 def ask(prompt: str) -> str:
     """One answer typed at the terminal after ``prompt`` (EOFError on Ctrl-D).
 
@@ -119,10 +131,10 @@ def ask(prompt: str) -> str:
     (under load, a real window) is acted on then, where a blocking read would sit
     on it until the next key. Bytes are read one at a time, so nothing typed
     after the answer is taken from the next prompt. Elsewhere (pipes, tests) it
-    is ``input()``.
+    is ``input()``, the answer echoed (:func:`_echoed_input`).
     """
     if not sys.stdin.isatty():
-        return input(prompt)
+        return _echoed_input(prompt)
     fd = sys.stdin.fileno()
     sys.stdout.write(prompt)
     sys.stdout.flush()

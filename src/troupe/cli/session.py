@@ -335,6 +335,8 @@ class ChatSession:
         with TurnInterrupts.asking():
             if self.json_output:  # stdout carries JSON only: the question goes to stderr
                 answer = out.input("[bold]allow?[/]" + escape(ALLOW_CHOICES))
+                if not sys.stdin.isatty():  # echoed, as ask() does
+                    out.print(for_rich(answer), soft_wrap=True)
             else:
                 answer = ask(allow_prompt(colour=out.color_system is not None))
             answer = answer.strip().lower()
