@@ -339,6 +339,17 @@ def test_a_piped_chat_shows_each_message_and_answer_after_its_prompt(tmp_path: P
     assert not (tmp_path / "out.txt").exists()
 
 
+def test_a_json_chat_from_a_pipe_keeps_standard_output_to_json_lines(tmp_path: Path) -> None:
+    result = _chat(tmp_path, "--json", "--approve", "ask", stdin='hello\nwrite "x" to a.txt\nn\n')
+
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {r["kind"] for r in records} >= {"text", "tool_call", "approval", "tool_result"}
+    # The banner, the prompts and the lines read went to standard error.
+    assert 'you> write "x" to a.txt' in result.stderr.splitlines()
+    assert "resume with: troupe chat --session" in result.stderr
+
+
 def test_a_declined_call_is_reported_once_not_as_a_failed_tool_result(tmp_path: Path) -> None:
     result = _chat(tmp_path, 'write "hello" to out.txt')
 

@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 from ..errors import TroupeError
 from ..terminal_text import for_rich
 from . import bench, secrets, serve, sessions, trace, trust
-from .common import approve_unjailed_server, console, fail, quiet_logs, working
+from .common import approve_unjailed_server, console, err_console, fail, quiet_logs, working
 from .eval import register as register_eval
 from .options import (
     ApiBaseOpt,
@@ -278,7 +278,8 @@ def chat(
                 session_id=session or new_session_id(),
                 persist=message is None or session is not None,
                 json_output=json_output,
-                console=console,
+                # With --json, standard output carries the steps' JSON only.
+                console=err_console if json_output else console,
                 approve=approve,
                 api_base=api_base,
                 router=router,

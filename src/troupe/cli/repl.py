@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TextIO
 
 from ..terminal_text import visible
 
@@ -63,6 +64,9 @@ class LineReader:
     """Reads the user's lines; at a terminal with editing and a persistent history."""
 
     history_dir: Path | None
+    prompt_stream: TextIO | None = None
+    """Where prompts (and, from a pipe, the lines read) are written, when not to
+    standard output: standard error while standard output carries JSON."""
     _readline: ModuleType | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -80,7 +84,13 @@ class LineReader:
 
     def read(self, prompt: str) -> str:
         """One line (EOFError at the end of input, KeyboardInterrupt on Ctrl-C)."""
-        return input(prompt) if sys.stdin.isatty() else _echoed_input(prompt)
+        if not sys.stdin.isatty():
+            return _echoed_input(prompt, self.prompt_stream)
+        if self.prompt_stream is not None:
+            self.prompt_stream.write(prompt)
+            self.prompt_stream.flush()
+            return input()
+        return input(prompt)
 
     def save(self) -> None:
         """Write the history, readable by its owner only."""
@@ -113,13 +123,17 @@ ANSWER_POLL_SECONDS = 0.2
 """How often a question waiting at a terminal lets a pending Ctrl-C through."""
 
 
-def _echoed_input(prompt: str) -> str:
-    """A line read from a pipe after ``prompt``, then written after the prompt as
-    a terminal would have echoed it: the transcript shows what was sent, and
-    what follows starts on a line of its own."""
-    line = input(prompt)
-    sys.stdout.write(visible(line) + "\n")
-    sys.stdout.flush()
+def _echoed_input(prompt: str, stream: TextIO | None = None) -> str:
+    """A line read from a pipe after ``prompt`` (written to ``stream``, standard
+    output by default), then written after the prompt as a terminal would have
+    echoed it: the transcript shows what was sent, and what follows starts on a
+    line of its own."""
+    out = stream or sys.stdout
+    out.write(prompt)
+    out.flush()
+    line = input()
+    out.write(visible(line) + "\n")
+    out.flush()
     return line
 
 

@@ -223,7 +223,8 @@ class ChatSession:
             " · /help for commands",
             soft_wrap=True,
         )
-        reader = LineReader(self.history_dir)
+        # With --json, standard output carries the steps' JSON only.
+        reader = LineReader(self.history_dir, sys.stderr if self.json_output else None)
         prompt = prompt_text(colour=self.console.color_system is not None)
         hinted = False
         with asyncio.Runner() as runner:
