@@ -82,7 +82,9 @@ def test_overhead_benchmark_reports_a_ratio(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["bench", "overhead", "--turns", "20", "--out", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
-    assert data["ratio_troupe_to_plain"] > 0
+    assert data["ratio_troupe_to_plain"] > 0  # CPU time, the headline
+    assert data["wall_ratio_troupe_to_plain"] > 0  # wall time, kept beside it
+    assert set(data["median_cpu_ms_per_turn"]) == {"troupe", "plain-adk"}
     assert "ratio troupe / plain ADK" in result.output
 
 
