@@ -58,7 +58,7 @@ def test_the_repl_banner_shows_a_hostile_model_name_and_session_id_escaped(
         assistant, f"s-{NAME}", console, False, model_label(f"openai/{NAME}"), "deny"
     )
 
-    def end_of_input(prompt: str) -> str:
+    def end_of_input(prompt: str = "") -> str:  # input()'s own signature
         raise EOFError
 
     monkeypatch.setattr("builtins.input", end_of_input)
