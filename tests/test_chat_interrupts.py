@@ -91,6 +91,7 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_leaves_with_the_resume_
         term.type(CTRL_C)
         term.expect(b"the line was cleared")
         term.expect(b"you>", count=2)
+        time.sleep(0.3)  # the same wait: the prompt shows before readline waits for a key
         term.type(CTRL_C)
         term.expect(b"you>", count=3)
         term.type(CTRL_D)
