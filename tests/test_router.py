@@ -567,10 +567,10 @@ def test_the_routers_own_products_run_on_the_encoders_blas_threads(
 def test_a_keyword_that_only_says_where_is_no_sign_of_the_work() -> None:
     faintly_the_shop = (0.3, 0, 0, 0.95)
     router = _lamps_and_rent(
-        {"hire a bike at the lamp": faintly_the_shop, "buy the lamp": faintly_the_shop}
+        {"hire a bike at the lamp": faintly_the_shop, "get the lamp": faintly_the_shop}
     )
 
-    there, lamp = router.decide_many(["hire a bike at the lamp", "buy the lamp"])
+    there, lamp = router.decide_many(["hire a bike at the lamp", "get the lamp"])
 
     assert there.candidates[0].name == "shop" and not there.candidates[0].keyword
     assert there.kind == "defer"

@@ -152,16 +152,22 @@ def order_cancel(order_id: str = "") -> dict[str, str]:
     return {"order_id": order_id, "status": "cancelled"}
 
 
-SHOP = troupe.Topology(
-    name="shop",
-    agents=(
-        troupe.AgentSpec(
-            name="orders",
-            description="Tracks and changes customers' orders.",
-            capabilities={"order_": "order tracking and changes"},
-            keywords=("order", "cancel"),
-        ),
-    ),
+def one_agent_team(
+    name: str, description: str, capability: tuple[str, str], keywords: tuple[str, ...]
+) -> troupe.Topology:
+    """A user's team of one agent, owning the tools of one prefix."""
+    prefix, words = capability
+    agent = troupe.AgentSpec(
+        name=name, description=description, capabilities={prefix: words}, keywords=keywords
+    )
+    return troupe.Topology(name=name, agents=(agent,))
+
+
+SHOP = one_agent_team(
+    "orders",
+    "Tracks and changes customers' orders.",
+    ("order_", "order tracking and changes"),
+    ("order", "cancel"),
 )
 
 
@@ -223,3 +229,94 @@ async def test_the_tool_whose_typed_arguments_the_request_gives_is_chosen_and_fi
     calls = [e.get_function_calls() for e in events if e.get_function_calls()]
     made = [(c.name, c.args) for batch in calls for c in batch if c.name.startswith("order_")]
     assert made == [(tool, args)]
+
+
+def lend_check_out(card_number: str, barcode: str) -> dict[str, str]:
+    """Check an item out to a library card."""
+    return {"card_number": card_number, "barcode": barcode, "due": "2026-12-17"}
+
+
+def lend_check_in(barcode: str) -> dict[str, str]:
+    """Check an item in when it comes back."""
+    return {"barcode": barcode, "status": "returned"}
+
+
+LENDING = one_agent_team(
+    "lending",
+    "Checks items out to library cards and back in.",
+    ("lend_", "loans and returns"),
+    ("check out", "check in", "barcode"),
+)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool", "args"),
+    [
+        (
+            "Check out barcode 39205518 to card EL-233046.",
+            "lend_check_out",
+            {"card_number": "EL-233046", "barcode": "39205518"},
+        ),
+        (
+            "Check out item 39417762 for card EL-251893, please.",
+            "lend_check_out",
+            {"card_number": "EL-251893", "barcode": "39417762"},
+        ),
+        ("Check in barcode 39517742.", "lend_check_in", {"barcode": "39517742"}),
+    ],
+)
+async def test_each_identifier_goes_to_the_parameter_its_word_names(
+    request_text: str, tool: str, args: dict[str, str]
+) -> None:
+    # The tool whose whole name the request says ("check in") is the one; a
+    # value written after "card" is the card number, whatever comes first.
+    tools = [
+        troupe.Tool(name="lend_check_out", description="Check out.", func=lend_check_out),
+        troupe.Tool(name="lend_check_in", description="Check in.", func=lend_check_in),
+    ]
+
+    config = troupe.Config(tools=tools, model="offline", topology=LENDING)
+    events = await _turn(config, request_text)
+
+    calls = [e.get_function_calls() for e in events if e.get_function_calls()]
+    made = [(c.name, c.args) for batch in calls for c in batch if c.name.startswith("lend_")]
+    assert made == [(tool, args)]
+
+
+def fee_balance(card_number: str) -> dict[str, str]:
+    """What a card owes."""
+    return {"card_number": card_number, "owes": "4.20"}
+
+
+payments: list[str] = []
+
+
+def fee_take_payment(card_number: str, amount: float) -> dict[str, str]:
+    """Take a payment towards what a card owes."""
+    payments.append(card_number)
+    return {"card_number": card_number, "paid": str(amount)}
+
+
+FEES = one_agent_team(
+    "fees",
+    "Fines and payments at the desk.",
+    ("fee_", "fines and payments"),
+    ("owe", "owes", "payment", "balance"),
+)
+
+
+async def test_asked_to_show_what_is_owed_the_stand_in_takes_no_payment() -> None:
+    tools = [
+        troupe.Tool(name="fee_take_payment", description="Take a payment.", func=fee_take_payment),
+        troupe.Tool(name="fee_balance", description="What a card owes.", func=fee_balance),
+    ]
+    payments.clear()
+
+    events = await _turn(
+        troupe.Config(tools=tools, model="offline", topology=FEES),
+        "Show me what card EL-248193 still owes.",
+    )
+
+    calls = [c.name for e in events for c in e.get_function_calls()]
+    assert "fee_balance" in calls
+    assert payments == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 _URL = re.compile(r"https?://[^\s'\"`<>)]+")
@@ -19,7 +20,7 @@ _NUMBER = re.compile(r"\b\d+\b")
 _IDENTIFIER = re.compile(r"(?<![\w@.])#?([A-Za-z]{0,4}-?\d[\w-]*\d|\d{3,})(?![\w@])")
 """An order number, a booking reference or a flight number written inline
 ("order 48213", "HB-204517", "#19385", "LH1172")."""
-_ID_SUFFIXES = ("_id", "id", "_number", "_no", "_ref", "reference", "_code")
+_ID_SUFFIXES = ("_id", "id", "_number", "_no", "_ref", "reference", "code")
 """Parameter names that take such an identifier."""
 
 _PATH_PARAMS = {"path", "file", "filename", "file_path", "filepath", "dir", "directory", "folder"}
@@ -150,7 +151,8 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _CODE = re.compile(r"\b[A-Z]{3}\b")
-_AMOUNT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+_AMOUNT = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?(?![\w-])")
+"""An amount: a number that is not part of an identifier ("EL-248193")."""
 
 
 def _value_kind(key: str, prop: Any) -> str | None:
@@ -170,11 +172,40 @@ def _value_kind(key: str, prop: Any) -> str | None:
     return None
 
 
-def _find_value(kind: str, text: str) -> Any:
-    """The first value of ``kind`` written in ``text``, or None."""
+def _plain_letters(text: str) -> str:
+    """``text`` in lower case without accents: "événement" meets "event"."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _label_words(key: str) -> set[str]:
+    """What a parameter's name calls its value ("card" for ``card_number``)."""
+    parts = [p for p in re.split(r"[_\W]+", key.lower()) if len(p) > 2]
+    named = [p for p in parts if p not in ("number", "num", "ref", "reference")]
+    return {p[:4] for p in named} if named else set()
+
+
+def _identifier(key: str, text: str, others: set[str]) -> str | None:
+    """The identifier ``text`` gives for parameter ``key``: the one written
+    after the word the parameter's name calls it by ("card EL-214387" for
+    ``card_number``, "barcode 39205518" for ``barcode``), else the first one
+    not written after another parameter's word."""
+    mine = _label_words(key)
+    found = []
+    for match in _IDENTIFIER.finditer(text):
+        before = re.findall(r"[^\W\d_]+", _plain_letters(text[: match.start()]))[-1:]
+        found.append((before[0][:4] if before else "", match.group(1)))
+    labelled = next((value for word, value in found if word in mine), None)
+    if labelled is not None:
+        return labelled
+    return next((value for word, value in found if word not in others), None)
+
+
+def _find_value(kind: str, text: str, key: str = "", others: set[str] | None = None) -> Any:
+    """The value of ``kind`` written in ``text`` (for an identifier, the one
+    that belongs to parameter ``key``, see :func:`_identifier`), or None."""
     if kind == "id":
-        found = _IDENTIFIER.search(text)
-        return found.group(1) if found else None
+        return _identifier(key, text, others or set())
     pattern = {"email": _EMAIL, "date": _ISO_DATE, "code": _CODE, "amount": _AMOUNT}[kind]
     match = pattern.search(text)
     if match is None:
@@ -248,6 +279,34 @@ def name_for(request: str) -> str | None:
     return "_".join(w.lower() for w in words) or None
 
 
+def _choice(choices: list[Any], text: str) -> Any:
+    """The one of a parameter's allowed values that ``text`` names, else None."""
+    said = _plain_letters(text)
+    for choice in choices:
+        words = str(choice).replace("_", " ").lower()
+        if re.search(rf"\b{re.escape(_plain_letters(words))}\b", said):
+            return choice
+    return None
+
+
+_LINKS = {"at", "in", "on", "for", "to", "from", "is", "of", "the", "a", "an", ":"}
+
+
+def _labelled_word(key: str, text: str) -> str | None:
+    """The word ``text`` gives after the word a parameter's name calls its
+    value by ("pickup at Northgate" for ``pickup_branch``), else None."""
+    labels = _label_words(key)
+    tokens = re.findall(r"[\w.@-]+|:", text)
+    for i, token in enumerate(tokens[:-1]):
+        if _plain_letters(token)[:4] not in labels:
+            continue
+        rest = [t for t in tokens[i + 1 : i + 4] if t.lower() not in _LINKS]
+        # A name or a number: "at Northgate", "room 5"; not "pickup would be nice".
+        if rest and (rest[0][:1].isupper() or any(c.isdigit() for c in rest[0])):
+            return rest[0].rstrip(".,;")
+    return None
+
+
 def fill_arguments(
     schema: dict[str, Any] | None, text: str, previous: str | None = None
 ) -> dict[str, Any]:
@@ -281,13 +340,17 @@ def fill_arguments(
         elif key in _NAME_PARAMS:
             value = given_name(text) or (name_for(text) if previous is not None else None)
         elif (kind := _value_kind(key, prop)) is not None:
-            value = _find_value(kind, text)
+            others = {w for n in props if n != name for w in _label_words(n)} - _label_words(key)
+            value = _find_value(kind, text, key, others)
         elif (prop or {}).get("type") == "integer":
             numbers = _NUMBER.findall(text)
             value = int(numbers[0]) if numbers else None
+        choices = (prop or {}).get("enum") if isinstance(prop, dict) else None
+        if value is None and choices:
+            value = _choice(choices, text)
         is_text = (prop or {}).get("type") in (None, "string", "STRING")
-        if value is None and name in required and is_text:
-            value = _remainder(text)
+        if value is None and name in required and is_text and not choices:
+            value = _labelled_word(key, text) or _remainder(text)
         if value is not None:
             args[name] = value
     return args

@@ -39,7 +39,12 @@ from .. import prompts
 from .._adk_compat import is_relayed_context, relayed_tool_results
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.agent_schema import choice_reply, offered_agents
-from ..routing.router import is_open_question, split_outside_quotes
+from ..routing.router import (
+    BARE_PRONOUN,
+    is_general_explanation,
+    is_open_question,
+    split_outside_quotes,
+)
 from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments, find_path, find_url
 from ._request import system_text, user_texts
@@ -337,7 +342,7 @@ def _step_owners(
     owners: list[TeamRoute] = []
     for i, step in enumerate(steps):
         before = owners[-1] if owners else None
-        if _BARE_PRONOUN.match(step):
+        if BARE_PRONOUN.match(step):
             route = _bare_step_owner(step, before, team)
         else:
             route = _owner_after(step, before, team) or _described_route(step, team)
@@ -376,11 +381,6 @@ _PLAN_GOAL = re.compile(r"\b(?:plan|steps|goal|roadmap|milestones)\b", re.I)
 
 
 _PRONOUN = re.compile(r"\b(?:it|them)\b", re.I)
-_BARE_PRONOUN = re.compile(
-    r"^\s*\w+\s+(?:it|them|this|that)(?:\s+(?:out|up|back|through))?\s*$", re.I
-)
-"""A step that only does something to what came before ("read it"): the
-member who produced it carries on, unless its verb is another's work."""
 _REFERENT_LEAD = "it: "
 _REFERENT_NOTE = re.compile(r"\s*\(it: ([^()]*)\)")
 """What a plan step adds to say what its "it" stands for."""
@@ -420,7 +420,7 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
         steps = [c for c in map(_clause, split_outside_quotes(_STEP_COMMA, goal)) if c]
     else:
         steps = [part for step in steps for part in _split_if_shared(step, team)]
-    return _step_owners(_with_conditions(steps), goal, team)
+    return _step_owners(_with_details(_with_conditions(steps)), goal, team)
 
 
 def _split_if_shared(step: str, team: Sequence[TeamRoute]) -> list[str]:
@@ -449,6 +449,19 @@ def _with_conditions(steps: Sequence[str]) -> list[str]:
             continue
         out.append(pending + step)
         pending = ""
+    return out
+
+
+def _with_details(steps: Sequence[str]) -> list[str]:
+    """Join a detail written between commas ("Pieter Jansen, born 1979-10-30,
+    and ..."): one word and a number, to the step before it."""
+    out: list[str] = []
+    for step in steps:
+        named = [w for w in step.split() if w.strip(".,;:").isalpha()]
+        if out and len(named) <= 1 and any(c.isdigit() for c in step):
+            out[-1] = f"{out[-1]}, {step}"
+        else:
+            out.append(step)
     return out
 
 
@@ -488,11 +501,24 @@ def _may_call(tool: str, request: str) -> bool:
     return not (parts & set(_CHANGES) and _asks_what(request))
 
 
+def _says_name(request: str, tool: str) -> bool:
+    """``request`` says ``tool``'s name, or its name after its prefix, as a
+    phrase of two words or more ("check in" for ``lend_check_in``)."""
+    parts = tool.lower().split("_")
+    return any(contains_phrase(request, " ".join(parts[i:])) for i in range(len(parts) - 1))
+
+
 def _asks_what(request: str) -> bool:
     """A question that asks for something, opening with a question word
-    ("which secrets are saved?"), not a request put as one ("can you save ...?")."""
-    first = words(request)[:1]
-    return bool(first) and first[0] in _QUESTION_WORDS
+    ("which secrets are saved?") or asking to be shown or told one ("show me
+    what card EL-248193 owes"), not a request put as one ("can you save ...?")."""
+    lead = words(request)[:4]
+    if lead[:1] and lead[0] in _SHOW_WORDS:
+        lead = lead[2:] if lead[1:2] == ["me"] else lead[1:]
+    return bool(lead) and lead[0] in _QUESTION_WORDS
+
+
+_SHOW_WORDS = frozenset(("show", "tell", "give"))
 
 
 _QUESTION_WORDS = frozenset(
@@ -671,7 +697,7 @@ class OfflineModel(BaseLlm):
         planner = next((r for r in self.team if r.plans and r.name not in excluded), None)
         if planner is not None and (_PLAN_LEAD.match(text) or _PLAN_COLON.match(text)):
             return planner
-        if planner is None or _asks_plan_only(text):
+        if planner is None or _asks_plan_only(text) or is_general_explanation(text):
             return None
         owners = {owner for _, owner in _plan(text, [r for r in self.team if not r.plans])}
         return planner if len(owners) > 1 else None
@@ -732,6 +758,8 @@ class OfflineModel(BaseLlm):
             name_stems = stems(name.replace("_", " "))
             desc_stems = stems(decl.description or "")
             score = 3 * _name_hits(request_stems, name_stems) + len(request_stems & desc_stems)
+            if _says_name(own_words, name):
+                score += 3  # its name in so many words: "check in", not "check out"
             score += argument_evidence(_schema(decl), text)
             if score > best_score:
                 best_name, best_score = name, score

@@ -163,6 +163,22 @@ _JOINED = re.compile(
 """Words that join one step to another (a comma alone joins details)."""
 
 _MIN_CLAUSE_WORDS = 2
+_OPENING_WORDS = frozenset(
+    {"please", "pls", "plz", "kindly", "need", "want", "bitte", "por", "favor", "svp"}
+)
+"""Words a request may open with before its verb ("please", "need a ...")."""
+_IDENTIFIED = re.compile(r"\b(?P<label>[^\W\d_]{3,})\s+(?P<id>[A-Za-z]{0,4}[-#]?\d[\w-]*)", re.U)
+"""A word, then an identifier with digits: "card EL-251893", "order #48213"."""
+SHARED_SHARE = 0.6
+"""A word of the parameter names of this share of the team's workers (and at
+least three) names something they all work on, not the work itself."""
+_WORK_WORDS_LEFT = 2
+BARE_PRONOUN = re.compile(
+    r"^\s*\w+\s+(?:it|them|this|that)(?:\s+(?:out|up|back|through))?\s*$", re.I
+)
+"""A step that only does something to what came before ("read it", "cancel
+it"): whose work it is depends on what "it" is, so only one of the team's
+keywords as its verb says it belongs to someone else."""
 _TOP_PHRASES = 3
 """An agent's semantic score looks at its three phrases closest to the request."""
 _CLAUSE_LEAD = 0.05
@@ -230,6 +246,9 @@ class AgentProfile:
     """The stems of every word it is described by (texts, keywords, tools and
     their parameters): how the router tells a word that singles it out from
     one the whole team shares (see :meth:`Router.distinctness`)."""
+    inputs: frozenset[str] = frozenset()
+    """The words of its tools' parameter names (``card_number``: card, number):
+    the things its work takes."""
     has_examples: bool = False
     """Its author gave example requests: a request it serves comes closer to
     its phrases than to a role description alone (see :data:`NOBODY_NEAREST`)."""
@@ -290,7 +309,19 @@ class AgentProfile:
         )
         described = (*phrases, *words, *bits, *tool_names, *parameter_names, *names)
         vocabulary = frozenset(_stem(t) for text in described for t in _tokens(text))
-        return cls(name, phrases, words, structures, plans, bits, terms, vocabulary, bool(examples))
+        inputs = frozenset(t for n in parameter_names for t in _tokens(n) if _names_work(t))
+        return cls(
+            name,
+            phrases,
+            words,
+            structures,
+            plans,
+            bits,
+            terms,
+            vocabulary,
+            inputs,
+            bool(examples),
+        )
 
 
 @dataclass(frozen=True)
@@ -382,6 +413,8 @@ def _fuzzy_equal(token: str, word: str) -> bool:
         return len(word) >= 3 and token.startswith(word) and len(token) - len(word) <= 3
     if token.startswith(word) and len(token) - len(word) <= 3:
         return True
+    if len(token) < 4 and word.startswith(token) and word != f"{token}s":
+        return False  # a keyword cut short is a word of its own: "fin", "car", "not"
     if token[0] != word[0]:
         return False  # typos seldom hit the first letter; other words often differ there
     allowed = 1 if len(word) < 9 else 2
@@ -556,6 +589,13 @@ def asks_for_explanation(text: str) -> bool:
     return any(t in _EXPLANATION_WORDS for t in tokens) or bool(_EXPLANATION.search(text))
 
 
+def is_general_explanation(text: str) -> bool:
+    """An open question that asks for an explanation ("what's the difference
+    between a hold and a renewal?"): it may name two agents' work and asks
+    for neither, so it is one question, never steps for a plan."""
+    return is_open_question(text) and asks_for_explanation(text)
+
+
 _QUOTED_SPAN = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”")
 """A back-quoted command or a double-quoted value: one piece, whatever is inside."""
 
@@ -621,6 +661,8 @@ class Router:
     _word_vectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _spread: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _words: frozenset[str] | None = field(default=None, init=False, repr=False)
+    _shared: frozenset[str] | None = field(default=None, init=False, repr=False)
+    _phrases: frozenset[str] | None = field(default=None, init=False, repr=False)
 
     @property
     def _team_words(self) -> frozenset[str]:
@@ -651,6 +693,57 @@ class Router:
             return 0.0
         # A phrase is as telling as its most telling word ("tracking number").
         return max(1 / max(1, self._spread.get(_stem(p), 1)) for p in parts)
+
+    def _shared_inputs(self) -> frozenset[str]:
+        """Words of the parameter names that most of the team's workers share
+        (see :data:`SHARED_SHARE`): things they all take, like a card number."""
+        if self._shared is None:
+            workers = [p for p in self.profiles if not p.plans]
+            counts: dict[str, int] = {}
+            for profile in workers:
+                for word in profile.inputs:
+                    counts[word] = counts.get(word, 0) + 1
+            enough = max(3.0, len(workers) * SHARED_SHARE)
+            self._shared = frozenset(w for w, n in counts.items() if n >= enough)
+        return self._shared
+
+    def _about_the_work(self, text: str) -> str:
+        """``text`` without the things the whole team takes, named by an
+        identifier ("card EL-251893" where every agent takes a card number):
+        what the request asks to have done, for the semantic signal. A thing
+        every agent works on says nothing of whose work it is, yet its word
+        pulls the request towards the one agent whose role is that thing (the
+        membership desk for "renew item 39417762 for card EL-251893"). The
+        word stays where it is part of the work's own name ("cancel order
+        76510", a tool's name), and the whole text stays when too little of
+        it would be left to say what to do ("the status of order 48213")."""
+        shared = self._shared_inputs()
+        if not shared:
+            return text
+
+        def drop(match: re.Match[str]) -> str:
+            label = match.group("label").lower()
+            before = _tokens(text[: match.start()])[-1:]
+            named = before and f"{before[0]} {label}" in self._team_phrases
+            return match.group(0) if label not in shared or named else " "
+
+        kept = _IDENTIFIED.sub(drop, text)
+        if kept == text:
+            return text
+        rest = [t for t in _tokens(kept) if len(t) > 2 and t.isalpha() and t not in _COMMON_WORDS]
+        return " ".join(kept.split()) if len(rest) >= _WORK_WORDS_LEFT else text
+
+    @property
+    def _team_phrases(self) -> frozenset[str]:
+        """The team's keywords and tool names of two words or more, as words."""
+        if self._phrases is None:
+            self._phrases = frozenset(
+                " ".join(_keyword_tokens(k))
+                for p in self.profiles
+                for k in (*p.lexical_keywords, *p.phrases)
+                if 1 < len(_keyword_tokens(k)) <= 3
+            )
+        return self._phrases
 
     def with_threshold(self, threshold: float) -> Router:
         """The same router (sharing its encoded phrases) with another threshold."""
@@ -846,7 +939,9 @@ class Router:
         # may empty the shared cache meanwhile without this one missing a word.
         known = {w: v for w in wanted if (v := self._word_vectors.get(w)) is not None}
         new = sorted(wanted - known.keys())
-        semantic, nearest, greeting, question = self._semantic(flat, new, known)
+        semantic, nearest, greeting, question = self._semantic(
+            [self._about_the_work(t) for t in flat], new, known
+        )
         translated = self._translated(words_of, known)
         decisions = []
         offset = len(texts)
@@ -859,6 +954,8 @@ class Router:
                 top = self._candidates(
                     part, semantic[offset + j], nearest[offset + j], translated[offset + j]
                 )
+                if BARE_PRONOUN.match(part) and not top[0].keyword:
+                    continue  # "cancel it": the step before's thing, maybe its work
                 if self._owns_clause(top):
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
@@ -875,6 +972,8 @@ class Router:
             compound = (len(owners) > 1 and joined) or self._asks_for_a_plan(
                 parts if len(parts) > 1 else split_clauses(text)
             )
+            if compound and is_general_explanation(text):
+                compound = False
             # Ordered steps ("..., then ...") of which one is another agent's, or
             # nobody's: one agent would not do them all.
             # Parts joined by "and" of which one clearly leans to another agent
@@ -889,9 +988,36 @@ class Router:
                     float(question[i]),
                     compound,
                     steps_elsewhere=steps_elsewhere,
+                    stranger=self._opens_with_a_stranger(text, translated[i]),
                 )
             )
         return decisions
+
+    def _opens_with_a_stranger(self, text: str, translated: Mapping[str, set[str]]) -> bool:
+        """``text`` opens with a word no agent of the team is described by,
+        in any language the router reads (see :data:`TRANSLATED_KEYWORD`),
+        and is no question: an instruction whose verb is nobody's work."""
+        tokens = _tokens(instruction_of(text))
+        while tokens and tokens[0] in _OPENING_WORDS:
+            tokens = tokens[1:]
+        # Another language (its letters, or a word that means one of the
+        # team's keywords in other letters: "Flug" for flight, not "members"
+        # for membership): the team's words say nothing of its verbs.
+        foreign = not text.isascii() or any(
+            word[:4] not in {part[:4] for part in _keyword_tokens(keyword)}
+            for keyword, said in translated.items()
+            for word in said
+        )
+        if not tokens or "?" in text or foreign:
+            return False
+        first = tokens[0]
+        if not first.isalpha() or len(first) < 3 or first in _COMMON_WORDS | _TOOL_WORDS:
+            return False  # "show me ...": a verb of every tool
+        self.distinctness(first)  # counts the team's words once
+        if _stem(first) in self._spread:
+            return False
+        # A typo of one of the team's words or of a question word ("cancle", "wats").
+        return not any(_fuzzy_equal(first, w) for w in (*self._team_words, *_QUESTION_OPENERS))
 
     def _profile(self, agent: str) -> AgentProfile:
         return next(p for p in self.profiles if p.name == agent)
@@ -983,6 +1109,7 @@ class Router:
         compound: bool,
         *,
         steps_elsewhere: bool = False,
+        stranger: bool = False,
     ) -> RouteDecision:
         if not compound and self._planners and not self._opens_with_plan(text):
             # The planning agent orders steps; a request of one step that does
@@ -1037,6 +1164,12 @@ class Router:
         # is too far from any request for meaning alone to single it out.
         unsure = (
             not best.keyword and best.structure == 0 and not self._profile(best.name).has_examples
+        )
+        # An agent known only by its role, asked for work in a verb nobody on
+        # the team is described by ("send an SMS to all members"): its
+        # subject is named, not its work.
+        unsure = unsure or (
+            stranger and best.structure == 0 and not self._profile(best.name).has_examples
         )
         if disagree or faint or unsure or steps_elsewhere or confidence < self.threshold * bar:
             return RouteDecision(
