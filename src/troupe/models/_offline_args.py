@@ -193,8 +193,8 @@ def _identifier(key: str, text: str, others: set[str]) -> str | None:
     mine = _label_words(key)
     found = []
     for match in _IDENTIFIER.finditer(text):
-        before = re.findall(r"[^\W\d_]+", _plain_letters(text[: match.start()]))[-1:]
-        found.append((before[0][:4] if before else "", match.group(1)))
+        before = re.findall(r"[^\W\d_]+", text[: match.start()])[-1:]
+        found.append((_plain_letters(before[0])[:4] if before else "", match.group(1)))
     labelled = next((value for word, value in found if word in mine), None)
     if labelled is not None:
         return labelled
@@ -321,6 +321,7 @@ def fill_arguments(
     props: dict[str, Any] = schema.get("properties") or {}
     required = set(schema.get("required") or [])
     args: dict[str, Any] = {}
+    labels = {name: _label_words(name) for name in props}
     for name, prop in props.items():
         key = name.lower()
         value: Any = None
@@ -340,7 +341,7 @@ def fill_arguments(
         elif key in _NAME_PARAMS:
             value = given_name(text) or (name_for(text) if previous is not None else None)
         elif (kind := _value_kind(key, prop)) is not None:
-            others = {w for n in props if n != name for w in _label_words(n)} - _label_words(key)
+            others = {w for n in props if n != name for w in labels[n]} - labels[name]
             value = _find_value(kind, text, key, others)
         elif (prop or {}).get("type") == "integer":
             numbers = _NUMBER.findall(text)

@@ -50,7 +50,11 @@ calls (:data:`~troupe._adk_compat.CLIENT_CALL_ID_PREFIX`) before a request goes
 to a model, so the specialists' models see a plain call."""
 ROUTER_NAME = "router"
 """How paths and traces name the router."""
-MCP_LIST_TIMEOUT_S = 5.0
+MCP_LIST_TIMEOUT_S = 15.0
+"""How long the router waits for an MCP server to list its tools. A stdio
+server is a fresh Python process: on a busy machine (two CPUs shared with a
+test run) starting one took more than five seconds, and a server left out
+takes its agent's tools out of the router's profile for the life of the tree."""
 SCHEMA_CHOICES = 3
 """Team members a JSON choice offers (``router.agent_schema``): the router's
 best few, best first. Fewer, clearer choices for a small model; the right
@@ -65,12 +69,13 @@ def is_router_call(call_id: str | None) -> bool:
     return bool(call_id) and str(call_id).startswith(ROUTER_CALL_PREFIX)
 
 
-def _declared_parameters(tool: BaseTool) -> list[str]:
+def _declared_parameters(tool: BaseTool) -> dict[str, Any]:
+    """The parameters of ``tool`` as a model sees them: name -> JSON schema."""
     request = LlmRequest()
     try:
         request.append_tools([tool])  # declares it as the model would see it
     except Exception:  # a tool whose schema cannot be built still has a name
-        return []
+        return {}
     decls = [
         decl
         for declared in request.config.tools or []
@@ -78,12 +83,23 @@ def _declared_parameters(tool: BaseTool) -> list[str]:
         for decl in declared.function_declarations or []
     ]
     if not decls:
-        return []
+        return {}
     decl = decls[0]
     schema: Any = decl.parameters_json_schema
     if schema is None and decl.parameters is not None:
         schema = decl.parameters.model_dump(exclude_none=True)
-    return list((schema or {}).get("properties", {}) or {})
+    properties = (schema or {}).get("properties", {}) or {}
+    return {str(k): v if isinstance(v, dict) else {} for k, v in properties.items()}
+
+
+def _parameter_texts(parameters: dict[str, Any]) -> list[str]:
+    """What a tool's author wrote about its parameters: descriptions, patterns."""
+    return [
+        str(value)
+        for schema in parameters.values()
+        for key in ("description", "pattern")
+        if (value := schema.get(key))
+    ]
 
 
 async def _listed_tools(toolset: BaseToolset) -> list[BaseTool]:
@@ -118,12 +134,14 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
         capabilities = [c for c in entry.capabilities.split(", ") if c]
         names = [agent.name, *entry.synonyms]
     texts += [t.description or "" for t in tools]
+    parameters = [_declared_parameters(t) for t in tools]
     return AgentProfile.build(
         agent.name,
         texts=texts,
         keywords=keywords,
         tool_names=[t.name for t in tools],
-        parameter_names=[p for t in tools for p in _declared_parameters(t)],
+        parameter_names=[p for declared in parameters for p in declared],
+        parameter_texts=[t for declared in parameters for t in _parameter_texts(declared)],
         fragments=fragments,
         capabilities=capabilities,
         plans=entry.plans if entry is not None else None,

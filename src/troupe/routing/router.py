@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from importlib import resources
 from typing import Any, Literal
 
@@ -71,6 +71,17 @@ STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
 }
 """Kind of structure -> (how it looks in a request, words that mark an agent
 whose tools take it: in a tool's parameter names, its name or the agent's keywords)."""
+
+_SHAPE_DESCRIBED = re.compile(
+    r"(?<![\w-])(?P<prefix>[A-Z]{2,5})-(?:[#X]{3,}|N{3,}|\\d|\[0-9\]|(?=['\"`]))"
+    r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{2,5})-\d{3,}\b"
+)
+"""An identifier's shape as a tool's author describes it: "(MT-######)",
+"'LF-' and five digits", a schema pattern "^SP-\\d{5}$", an example value
+"e.g. PC-552810". Its letters are what tells one thing's number from
+another's (a ticket's from a parcel's)."""
+_SHAPED = re.compile(r"(?<![\w-])(?P<prefix>[A-Za-z]{2,5})-\d{3,}\b")
+"""An identifier in a request: letters, a hyphen, digits ("MT-204589")."""
 
 EXAMPLES_FILE = "examples.yaml"
 """The router's examples, in ``troupe/routing/data``: each group with where it came from."""
@@ -163,9 +174,7 @@ _JOINED = re.compile(
 """Words that join one step to another (a comma alone joins details)."""
 
 _MIN_CLAUSE_WORDS = 2
-_OPENING_WORDS = frozenset(
-    {"please", "pls", "plz", "kindly", "need", "want", "bitte", "por", "favor", "svp"}
-)
+_OPENING_WORDS = _word_list("opening_words")
 """Words a request may open with before its verb ("please", "need a ...")."""
 _IDENTIFIED = re.compile(r"\b(?P<label>[^\W\d_]{3,})\s+(?P<id>[A-Za-z]{0,4}[-#]?\d[\w-]*)", re.U)
 """A word, then an identifier with digits: "card EL-251893", "order #48213"."""
@@ -252,6 +261,10 @@ class AgentProfile:
     has_examples: bool = False
     """Its author gave example requests: a request it serves comes closer to
     its phrases than to a role description alone (see :data:`NOBODY_NEAREST`)."""
+    shapes: frozenset[str] = frozenset()
+    """The letters of the identifiers its tools describe ("MT" of "MT-######"):
+    a request with such an identifier names a thing its tools take, as a URL
+    names the browser's (see :data:`_SHAPE_DESCRIBED`)."""
 
     @property
     def lexical_keywords(self) -> tuple[str, ...]:
@@ -272,12 +285,16 @@ class AgentProfile:
         plans: bool | None = None,
         examples: Iterable[str] = (),
         names: Iterable[str] = (),
+        parameter_texts: Iterable[str] = (),
     ) -> AgentProfile:
         """A profile from an agent's texts, keywords, capabilities and tools.
 
         Which structures it takes is read from the words of those same
-        inputs; whether it plans, from ``plans`` or else its keywords.
+        inputs, and the shapes of its identifiers from its texts and its
+        tools' parameter descriptions and patterns (``parameter_texts``);
+        whether it plans, from ``plans`` or else its keywords.
         """
+        texts = tuple(texts)
         tool_names = tuple(tool_names)
         parameter_names = tuple(parameter_names)
         capabilities = tuple(c for c in capabilities if c and c.strip())
@@ -310,6 +327,12 @@ class AgentProfile:
         described = (*phrases, *words, *bits, *tool_names, *parameter_names, *names)
         vocabulary = frozenset(_stem(t) for text in described for t in _tokens(text))
         inputs = frozenset(t for n in parameter_names for t in _tokens(n) if _names_work(t))
+        shapes = frozenset(
+            (match["prefix"] or match["example"]).upper()
+            for text in (*texts, *parameter_texts)
+            if text
+            for match in _SHAPE_DESCRIBED.finditer(text)
+        )
         return cls(
             name,
             phrases,
@@ -321,6 +344,7 @@ class AgentProfile:
             vocabulary,
             inputs,
             bool(examples),
+            shapes,
         )
 
 
@@ -682,17 +706,23 @@ class Router:
         a team where only one agent mentions refunds counts fully; "order" on
         a team where orders, returns and shipping all take an order number
         counts a third: a word the team shares is an entity, not the work."""
+        parts = _keyword_tokens(phrase)
+        if not parts:
+            return 0.0
+        spread = self._word_spread
+        # A phrase is as telling as its most telling word ("tracking number").
+        return max(1 / max(1, spread.get(_stem(p), 1)) for p in parts)
+
+    @property
+    def _word_spread(self) -> dict[str, int]:
+        """How many agents each stem of the team's words describes."""
         if not self._spread:
             counts: dict[str, int] = {}
             for profile in self.profiles:
                 for stem in profile.vocabulary:
                     counts[stem] = counts.get(stem, 0) + 1
             self._spread = counts or {"": 1}
-        parts = _keyword_tokens(phrase)
-        if not parts:
-            return 0.0
-        # A phrase is as telling as its most telling word ("tracking number").
-        return max(1 / max(1, self._spread.get(_stem(p), 1)) for p in parts)
+        return self._spread
 
     def _shared_inputs(self) -> frozenset[str]:
         """Words of the parameter names that most of the team's workers share
@@ -751,7 +781,8 @@ class Router:
         other._matrix = self._phrase_matrix()
         other._owners, other._greeting_rows = self._owners, self._greeting_rows
         other._keyword_rows, other._word_vectors = self._keyword_rows, self._word_vectors
-        other._spread = self._spread
+        other._spread, other._words = self._spread, self._words
+        other._shared, other._phrases = self._shared, self._phrases
         return other
 
     def _phrase_matrix(self) -> Any:
@@ -875,6 +906,7 @@ class Router:
         translated = translated or {}
         asked = instruction_of(text)
         found = structures_in(asked)
+        shaped = {m["prefix"].upper() for m in _SHAPED.finditer(asked)}
         # An address or a path is structure; its letters ("http", "docs") are
         # not words of the request as well.
         words = _URL.sub(" ", asked)
@@ -902,7 +934,7 @@ class Router:
                 if _only_as_a_place(words, [*found_words, *said], self._team_words, translated):
                     found_words = []
             named = any(self.distinctness(k) >= DISTINCT_NAME for k in found_words)
-            struct = 1.0 if found & profile.structures else 0.0
+            struct = 1.0 if found & profile.structures or shaped & profile.shapes else 0.0
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
             out.append(
                 Candidate(
@@ -988,7 +1020,7 @@ class Router:
                     float(question[i]),
                     compound,
                     steps_elsewhere=steps_elsewhere,
-                    stranger=self._opens_with_a_stranger(text, translated[i]),
+                    stranger=partial(self._opens_with_a_stranger, text, translated[i]),
                 )
             )
         return decisions
@@ -1013,8 +1045,7 @@ class Router:
         first = tokens[0]
         if not first.isalpha() or len(first) < 3 or first in _COMMON_WORDS | _TOOL_WORDS:
             return False  # "show me ...": a verb of every tool
-        self.distinctness(first)  # counts the team's words once
-        if _stem(first) in self._spread:
+        if _stem(first) in self._word_spread:
             return False
         # A typo of one of the team's words or of a question word ("cancle", "wats").
         return not any(_fuzzy_equal(first, w) for w in (*self._team_words, *_QUESTION_OPENERS))
@@ -1109,7 +1140,7 @@ class Router:
         compound: bool,
         *,
         steps_elsewhere: bool = False,
-        stranger: bool = False,
+        stranger: Callable[[], bool] = lambda: False,
     ) -> RouteDecision:
         if not compound and self._planners and not self._opens_with_plan(text):
             # The planning agent orders steps; a request of one step that does
@@ -1169,7 +1200,7 @@ class Router:
         # the team is described by ("send an SMS to all members"): its
         # subject is named, not its work.
         unsure = unsure or (
-            stranger and best.structure == 0 and not self._profile(best.name).has_examples
+            best.structure == 0 and not self._profile(best.name).has_examples and stranger()
         )
         if disagree or faint or unsure or steps_elsewhere or confidence < self.threshold * bar:
             return RouteDecision(
