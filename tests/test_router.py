@@ -114,6 +114,8 @@ def test_lexical_router_without_an_encoder_sends_a_misspelt_request_to_its_agent
         ("show me src/app/main.py", {"path"}),
         ("log in with {{secret:github}}", {"secret"}),
         ("tell me a joke", set()),
+        ("send an email to ops@example.com", set()),
+        ("see docs.python.org for it", {"url"}),
     ],
 )
 def test_structure_signal_recognises_urls_commands_paths_and_secrets(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from troupe.routing.encoder import default_encoder
-from troupe.routing.router import AgentProfile, Router, lexical_score
+from troupe.routing.router import AgentProfile, Candidate, Router, lexical_score
 
 LENDING = AgentProfile.build(
     "lending",
@@ -105,3 +105,32 @@ def test_work_asked_in_a_verb_nobody_on_the_team_is_described_by_is_not_routed(
 
     assert nobodys.kind != "route"
     assert typo.kind == "route" and typo.agent == "reservations"
+
+
+def test_a_verb_of_every_kind_of_work_is_no_strangers_verb(library: Router) -> None:
+    # "look up" is how people ask for any lookup; nobody need be described by it.
+    decision = library.decide("Look up the loans on card EL-240517, please.")
+
+    assert (decision.kind, decision.agent) == ("route", "lending")
+
+
+def _ranked(other_meaning: float) -> list[Candidate]:
+    """The rooms desk named by its keyword alone; the lending desk a little
+    closer in meaning, as a misspelt request leaves them."""
+    return [
+        Candidate("rooms", 0.6, 0.20, 1.0, 0.0, 0.40, True, True),
+        Candidate("lending", 0.26, other_meaning, 0.0, 0.0, 0.40, False, False),
+        Candidate("cards", 0.1, 0.1, 0.0, 0.0, 0.2, False, False),
+        Candidate("reservations", 0.1, 0.1, 0.0, 0.0, 0.2, False, False),
+    ]
+
+
+def test_words_that_name_one_agent_carry_a_route_the_meaning_nearly_ties(
+    library: Router,
+) -> None:
+    text = "any free stduy rooms tomorow afternon"
+    nearly = library._judge(text, _ranked(0.22), 0.0, 0.0, False)
+    clearly = library._judge(text, _ranked(0.26), 0.0, 0.0, False)
+
+    assert (nearly.kind, nearly.agent) == ("route", "rooms")
+    assert clearly.kind == "defer"
