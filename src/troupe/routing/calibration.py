@@ -163,3 +163,52 @@ def held_out_check(
         (check,) = calibrate(router, parts[held], thresholds=[chosen.threshold])
         checks.append(HeldOutCheck(held, chosen.threshold, chosen, check))
     return checks
+
+
+@dataclass(frozen=True)
+class ExampleSuggestion:
+    """A labelled request of one agent that the router did not route to it."""
+
+    agent: str
+    """The agent its label names."""
+    text: str
+    decided: str | None
+    """Where the router sent it: another agent, :data:`DIRECT`, or None (left
+    to the model)."""
+
+
+def suggest_examples(
+    router: Router,
+    cases: Sequence[tuple[str, Sequence[str]]],
+    threshold: float,
+    *,
+    per_agent: int = 3,
+) -> list[ExampleSuggestion]:
+    """Requests labelled for one agent that ``router`` does not route to it at
+    ``threshold``: for each agent, the ones it sent elsewhere first, then the
+    ones it left to the model, at most ``per_agent`` of them, in the set's
+    order. Written as the agent's ``examples``, requests like these are what
+    the router compares new requests with; the planning agent, general
+    questions and what no agent can do are left out (they are not one
+    agent's work)."""
+    planners = {p.name for p in router.profiles if p.plans}
+    agents = {p.name for p in router.profiles} - planners
+    mine = [
+        (text, expected[0])
+        for text, expected in cases
+        if len(expected) == 1 and expected[0] in agents
+    ]
+    decisions = router.with_threshold(threshold).decide_many([text for text, _ in mine])
+    missed: dict[str, tuple[list[ExampleSuggestion], list[ExampleSuggestion]]] = {}
+    for (text, agent), decision in zip(mine, decisions, strict=True):
+        verdict = _verdict(decision, threshold)
+        if verdict == agent:
+            continue
+        wrong, deferred = missed.setdefault(agent, ([], []))
+        (deferred if verdict is None else wrong).append(ExampleSuggestion(agent, text, verdict))
+    return [
+        suggestion
+        for agent in (p.name for p in router.profiles)
+        if agent in missed
+        for suggestion in [*missed[agent][0], *missed[agent][1]][:per_agent]
+    ]
