@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 import troupe
@@ -130,37 +129,3 @@ def test_calibrate_without_a_dataset_keeps_the_default_and_says_how_to_fit_it() 
 
     assert result.exit_code == 0
     assert "default threshold, 0.75" in result.output and "--dataset" in result.output
-
-
-def test_calibrate_suggests_the_requests_it_missed_as_examples_of_their_agents(
-    tmp_path: Path,
-) -> None:
-    config = _shop_config(tmp_path)
-    dataset = str(TEAMS / "shop" / "dev.jsonl")
-    args = ["routing", "calibrate", "-c", str(config), "--dataset", dataset]
-
-    result = CliRunner().invoke(app, [*args, "--examples", "2", "--precision", "0.9"])
-
-    block = result.output[result.output.index("agents:") :]
-    snippet = yaml.safe_load(block.split("\nNot written")[0])["agents"]
-    labelled = {
-        (row["text"], label)
-        for row in map(json.loads, Path(dataset).read_text().splitlines())
-        for label in (row["expected"] if isinstance(row["expected"], list) else [row["expected"]])
-    }
-    assert snippet, result.output
-    for agent in snippet:
-        assert 1 <= len(agent["examples"]) <= 2
-        for text in agent["examples"]:
-            assert (text, agent["name"]) in labelled  # a request of that agent's, as written
-    assert "# router: " in block
-
-
-def test_calibrate_suggests_no_examples_when_asked_for_none(tmp_path: Path) -> None:
-    config = _shop_config(tmp_path)
-    dataset = str(TEAMS / "shop" / "dev.jsonl")
-    args = ["routing", "calibrate", "-c", str(config), "--dataset", dataset, "--examples", "0"]
-
-    result = CliRunner().invoke(app, [*args, "--precision", "0.9"])
-
-    assert "agents:" not in result.output

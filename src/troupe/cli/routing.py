@@ -4,11 +4,9 @@ the router's threshold chosen on a team's own labelled requests."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,7 +20,7 @@ from .options import ConfigOpt, ModelOpt, TopologyOpt, TrustOpt, WorkspaceOpt
 
 if TYPE_CHECKING:
     from ..evaluation.dataset import RoutingCase
-    from ..routing.calibration import CalibrationPoint, ExampleSuggestion, HeldOutCheck
+    from ..routing.calibration import CalibrationPoint, HeldOutCheck
     from ..routing.router import Router
 
 MIN_PRECISION = 0.97
@@ -89,16 +87,6 @@ def calibrate_command(
         bool,
         typer.Option("--write", help="Write the threshold into the config file without asking."),
     ] = False,
-    examples: Annotated[
-        int,
-        typer.Option(
-            "--examples",
-            min=0,
-            max=20,
-            help="Suggest up to this many example requests per agent: labelled requests "
-            "the router did not send to their agent (0: none).",
-        ),
-    ] = 3,
 ) -> None:
     """Choose the router's threshold on your team's labelled requests.
 
@@ -106,8 +94,7 @@ def calibrate_command(
     --precision on the set is chosen, checked on held-out halves (chosen on
     one half, measured on the other), and written to the config's
     ``router: {threshold: ...}`` (asked first at a terminal; --write to skip
-    the question). The requests the router did not send to their agent at
-    that threshold are printed as ``examples`` for the topology.
+    the question).
     """
     from ..routing.router import DEFAULT_THRESHOLD
 
@@ -121,12 +108,10 @@ def calibrate_command(
         )
         return
     try:
-        report = asyncio.run(_calibrate(config, dataset, precision, examples))
+        report = asyncio.run(_calibrate(config, dataset, precision))
     except TroupeError as exc:
         raise fail(exc) from None
     console.print(report.table())
-    if report.suggestions:
-        console.print(report.suggested_examples(), soft_wrap=True)
     chosen = report.chosen
     if chosen.precision < precision:
         console.print(
@@ -166,31 +151,10 @@ class CalibrationReport:
         held_out: list[HeldOutCheck],
         error: float,
         precision: float,
-        suggestions: Sequence[ExampleSuggestion] = (),
     ) -> None:
         self.team, self.requests, self.points = team, requests, points
         self.chosen, self.held_out, self.error = chosen, held_out, error
-        self.precision, self.suggestions = precision, list(suggestions)
-
-    def suggested_examples(self) -> str:
-        """The missed requests as ``examples`` to paste into the topology, with
-        where the router sent each one as a comment."""
-        lines = [
-            f"At threshold {self.chosen.threshold:g} the router did not send these labelled "
-            "requests to their agent. Requests like them, as the agent's examples in your "
-            "topology, are what it compares new requests with (paste the ones that are "
-            "typical, then check the threshold again on requests that are not among them):",
-            "agents:",
-        ]
-        agent = None
-        for suggestion in self.suggestions:
-            if suggestion.agent != agent:
-                agent = suggestion.agent
-                lines += [f"- name: {agent}", "  examples:"]
-            where = suggestion.decided or "left to the model"
-            quoted = json.dumps(visible(suggestion.text), ensure_ascii=False)
-            lines.append(f"  - {quoted}  # router: {where}")
-        return "\n".join(escape(line) for line in lines)
+        self.precision = precision
 
     def table(self) -> str:
         """The report as plain text (thresholds, the choice, the held-out check)."""
@@ -218,19 +182,11 @@ class CalibrationReport:
         return "\n".join(escape(line) for line in lines)
 
 
-async def _calibrate(
-    config: Path | None, dataset: Path, precision: float, examples: int = 3
-) -> CalibrationReport:
+async def _calibrate(config: Path | None, dataset: Path, precision: float) -> CalibrationReport:
     from ..evaluation.dataset import load_cases
     from ..evaluation.runner import check_labels, eval_tree
     from ..paths import default_session_store
-    from ..routing.calibration import (
-        calibrate,
-        calibration_error,
-        choose,
-        held_out_check,
-        suggest_examples,
-    )
+    from ..routing.calibration import calibrate, calibration_error, choose, held_out_check
     from ..settings import load_settings
 
     cases = load_cases(dataset)
@@ -261,9 +217,6 @@ async def _calibrate(
             held_out=held_out_check(router, labelled, min_precision=precision),
             error=calibration_error(router, labelled, chosen.threshold),
             precision=precision,
-            suggestions=suggest_examples(router, labelled, chosen.threshold, per_agent=examples)
-            if examples
-            else (),
         )
 
 
