@@ -134,3 +134,16 @@ def test_words_that_name_one_agent_carry_a_route_the_meaning_nearly_ties(
 
     assert (nearly.kind, nearly.agent) == ("route", "rooms")
     assert clearly.kind == "defer"
+
+
+def test_a_handful_of_examples_leaves_an_agent_known_by_its_role() -> None:
+    # Two or three examples do not cover an agent's work in every language it
+    # is asked in; the rules for agents known by their role still hold.
+    few = AgentProfile.build("rooms", texts=["Books study rooms."], examples=["book room 2"] * 3)
+    enough = AgentProfile.build(
+        "rooms", texts=["Books study rooms."], examples=[f"book room {n}" for n in range(8)]
+    )
+
+    assert not few.has_examples
+    assert enough.has_examples
+    assert "book room 2" in few.phrases  # still compared for meaning

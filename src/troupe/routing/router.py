@@ -236,6 +236,13 @@ reach an agent by meaning, and on the default team (which has them) the routes
 this added were right 3 times in 4 on its dev set, against 17 of the 18 it
 added on the two benchmark teams' dev sets."""
 _TRANSLATED_MIN_LETTERS = 4
+ENOUGH_EXAMPLES = 8
+"""Example requests an agent needs to be one "with examples" for the rules
+that treat those apart (:data:`TRANSLATED_KEYWORD`, :data:`NOBODY_NEAREST`,
+the verb nobody is described by): a set that covers its work in the
+languages it is asked in. The default team's agents have 10 to 16. Three to
+six, on four outside teams' held-out halves, made 8 to 13 wrong routes where
+the rules of an agent known by its role made 3 to 5 (docs/routing.md)."""
 _WORD_VECTORS_KEPT = 20_000
 TERM_SHARE = 0.5
 """What a word of an agent's tool names or capabilities counts for in the
@@ -270,8 +277,9 @@ class AgentProfile:
     """The words of its tools' parameter names (``card_number``: card, number):
     the things its work takes."""
     has_examples: bool = False
-    """Its author gave example requests: a request it serves comes closer to
-    its phrases than to a role description alone (see :data:`NOBODY_NEAREST`)."""
+    """Its author gave enough example requests (:data:`ENOUGH_EXAMPLES`): a
+    request it serves comes closer to its phrases than to a role description
+    alone (see :data:`NOBODY_NEAREST`)."""
     shapes: frozenset[str] = frozenset()
     """The letters of the identifiers its tools describe ("MT" of "MT-######"):
     a request with such an identifier names a thing its tools take, as a URL
@@ -354,7 +362,7 @@ class AgentProfile:
             terms,
             vocabulary,
             inputs,
-            bool(examples),
+            len(examples) >= ENOUGH_EXAMPLES,
             shapes,
         )
 
