@@ -665,6 +665,7 @@ _PAYLOAD = re.compile(r"^(?P<ask>[^:\n]{8,}?)\s*:\s+(?P<payload>\S.*)$", re.S)
 """An instruction, then a colon, then what it is to work on."""
 
 
+@lru_cache(maxsize=4096)
 def instruction_of(text: str) -> str:
     """The part of a request that asks for the work: before a colon that
     introduces what to work on ("add to the knowledge base: the staging url is
@@ -903,15 +904,23 @@ class Router:
         matrix = self._phrase_matrix()
         if matrix is None or not self._keyword_rows:
             return [{} for _ in words_of]
+        wanted = sorted(set().union(*words_of))
+        if not wanted:
+            return [{} for _ in words_of]
         keywords = matrix[[row for row, _ in self._keyword_rows]]
+        with blas_limited():  # every word against every keyword, in one product
+            sims = keywords @ np.stack([vectors_of[word] for word in wanted]).T
+        best = sims.argmax(axis=0)
+        means = {
+            word: self._keyword_rows[int(best[i])][1]
+            for i, word in enumerate(wanted)
+            if sims[best[i], i] >= TRANSLATED_KEYWORD
+        }
         out = []
         for words in words_of:
             found: dict[str, set[str]] = {}
-            for word in words:
-                sims = keywords @ vectors_of[word]
-                best = int(np.argmax(sims))
-                if sims[best] >= TRANSLATED_KEYWORD:
-                    found.setdefault(self._keyword_rows[best][1], set()).add(word.lower())
+            for word in words & means.keys():
+                found.setdefault(means[word], set()).add(word.lower())
             out.append(found)
         return out
 
