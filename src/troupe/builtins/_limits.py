@@ -27,6 +27,8 @@ import itertools
 import math
 import os
 import resource
+import secrets
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -146,7 +148,9 @@ class PidsGroup:
     @classmethod
     def create(cls, limit: int) -> PidsGroup | None:
         for parent in _pids_parents():
-            folder = parent / f"troupe-{os.getpid()}-{next(_serial)}"
+            # The random part keeps a group left behind by a killed process whose
+            # pid this process now has (pids come round) from taking this name.
+            folder = parent / f"troupe-{os.getpid()}-{next(_serial)}-{secrets.token_hex(4)}"
             try:
                 folder.mkdir(mode=0o700)
             except OSError:
@@ -166,7 +170,12 @@ class PidsGroup:
         os.write(self._procs, b"0")
 
     def close(self) -> None:
-        """Stop whatever is left in the group and remove it."""
+        """Stop whatever is left in the group and remove it.
+
+        cgroup v2 stops the group with ``cgroup.kill``; v1 has no such file, so
+        each process still in the group (one that left the command's process
+        group with ``setsid``, say) is killed by its pid.
+        """
         os.close(self._procs)
         with contextlib.suppress(OSError):
             (self.folder / "cgroup.kill").write_text("1", encoding="ascii")
@@ -175,7 +184,42 @@ class PidsGroup:
                 self.folder.rmdir()
                 return
             except OSError:
+                _kill_members(self.folder)
                 time.sleep(0.01)
+
+
+def _members(folder: Path) -> list[int] | None:
+    """The pids in a group, or None when its member list cannot be read."""
+    try:
+        text = (folder / "cgroup.procs").read_text(encoding="ascii")
+    except OSError:
+        return None
+    return [int(pid) for pid in text.split()]
+
+
+def _kill_members(folder: Path) -> None:
+    for pid in _members(folder) or []:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+STALE_AFTER_S = 60.0
+"""An empty troupe group older than this was left by a process killed before it
+could remove it: a live one is empty only for the moments around its command."""
+
+
+def sweep_stale_groups() -> int:
+    """Remove the empty groups that killed troupe processes left behind; how many."""
+    removed = 0
+    now = time.time()
+    for parent in _pids_parents():
+        with contextlib.suppress(OSError):
+            for folder in parent.glob("troupe-*"):
+                with contextlib.suppress(OSError):
+                    if now - folder.stat().st_mtime > STALE_AFTER_S and _members(folder) == []:
+                        folder.rmdir()
+                        removed += 1
+    return removed
 
 
 def _pids_parents() -> list[Path]:
@@ -276,6 +320,7 @@ def pids_cgroups_work() -> bool:
     """True when troupe (as root) can make a pids cgroup here (tried once per process)."""
     global _cgroups
     if _cgroups is None:
+        sweep_stale_groups()
         group = PidsGroup.create(PROCESSES[0])
         _cgroups = group is not None
         if group is not None:

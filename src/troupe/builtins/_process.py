@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, TroupeError
 from ..sandbox import is_hook_variable
 from ..stores.vault_key import KEY_ENV
 from ._args import BadArgument
-from ._limits import CommandLimits, PidsGroup
+from ._limits import CommandLimits, PidsGroup, pids_cgroups_work
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _MAX_ENV_VARS = 64
@@ -157,6 +157,9 @@ async def run_process(
     }
     root = os.geteuid() == 0
     group = PidsGroup.create(limits.processes) if limits and root and run_as is None else None
+    if group is None and limits and root and run_as is None and pids_cgroups_work():
+        # Its process limit was to be this group: without it the command is not run.
+        raise TroupeError("not run: the command's pids cgroup could not be made; try again")
     if limits is not None:
         common["preexec_fn"] = limits.in_child(group)
     if run_as is not None:
