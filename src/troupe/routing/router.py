@@ -204,14 +204,14 @@ DISTINCT_NAME = 0.5
 described by its words ("refund" on a shop team; not "order", which every
 agent that takes an order number is described by)."""
 NAMED_SHARE = 2 / 3
+"""The share of the threshold a route needs when the request names the best
+agent's keyword and no other agent's (0.5 at the default threshold)."""
 AGREE_SLACK = 0.03
 """How far the meaning of a request may lean to another agent when it names
 the best agent's work in its author's words and no other agent's: on a typo
 ("any free storge units?") or another language the meaning is faint and
 nearly tied, and the words decide. Measured on ten request sets: 21 right
 routes added, 1 wrong (0.05 added 28 right and 3 wrong)."""
-"""The share of the threshold a route needs when the request names the best
-agent's keyword and no other agent's (0.5 at the default threshold)."""
 NOBODY_NEAREST = 0.25
 """Below this, with no keyword and no structure, the best agent is nobody's
 guess: the request is left to the model with no agent named. An agent
@@ -225,6 +225,9 @@ _COMMON_WORDS = _word_list("common_words")
 ("from" is not "form")."""
 _TOOL_WORDS = _word_list("tool_words")
 """Words of tool names that say nothing of the work (``get``, ``list``, ``info``)."""
+_NO_STRANGERS = _COMMON_WORDS | _TOOL_WORDS | _EVERYDAY_VERBS
+"""Words a request may open with that are no stranger's verb: everyday words,
+words of every tool ("show me ..."), verbs of all work ("look up ...")."""
 TRANSLATED_KEYWORD = 0.8
 """A word of a request that is none of the team's words finds the keyword
 closest to it in meaning; this close, it counts as that keyword, in any
@@ -584,6 +587,8 @@ _QUESTION_OPENERS = _word_list("question_openers")
 """Words a question about the world opens with ("what is", "warum", "comment"),
 within its first :data:`_OPENER_WITHIN` words ("could you explain ...")."""
 _OPENER_WITHIN = 4
+_PLANNED_WITHIN = 3
+"""What a request asks to plan is within this many words after the plan word."""
 _PERSONAL_WORDS = _word_list("personal_words")
 """Words that tie a request to the user, their team, this machine or this
 conversation: a question with one of them is about something troupe can act on.
@@ -1071,10 +1076,8 @@ class Router:
         if not tokens or "?" in text or foreign:
             return False
         first = tokens[0]
-        if not first.isalpha() or len(first) < 3 or first in _COMMON_WORDS | _TOOL_WORDS:
-            return False  # "show me ...": a verb of every tool
-        if first in _EVERYDAY_VERBS:
-            return False  # "look up ...", "check whether ...": a verb of all work
+        if not first.isalpha() or len(first) < 3 or first in _NO_STRANGERS:
+            return False
         if _stem(first) in self._word_spread:
             return False
         # A typo of one of the team's words or of a question word ("cancle", "wats").
@@ -1113,8 +1116,34 @@ class Router:
             parts = _keyword_tokens(keyword)
             for i in range(len(tokens) - len(parts) + 1):
                 found = all(_fuzzy_equal(tokens[i + j], parts[j]) for j in range(len(parts)))
-                if found and (i == 0 or tokens[i - 1] not in _PERSONAL_WORDS):
+                if (
+                    found
+                    and (i == 0 or tokens[i - 1] not in _PERSONAL_WORDS)
+                    and not self._plans_its_own_work(
+                        tokens[i + len(parts) :][:_PLANNED_WITHIN], parts
+                    )
+                ):
                     return True
+        return False
+
+    def _plans_its_own_work(self, tokens: Sequence[str], plan: Sequence[str]) -> bool:
+        """Another member plans its own work in the team's words ("plan a trip"
+        is a keyword of the journeys agent) and what is to be planned, the words
+        right after the plan word (``tokens``), names that work with a keyword of
+        its own ("plan a journey from Westbury"; not "plan my Monday: check the
+        timetable, then ...")."""
+        for profile in self.profiles:
+            if profile.plans:
+                continue
+            keywords = profile.lexical_keywords
+            if not any(set(plan) <= set(_keyword_tokens(k)) for k in keywords):
+                continue
+            if any(
+                not set(plan) & set(_keyword_tokens(k))
+                and _keyword_found(tokens, k, self._team_words)
+                for k in keywords
+            ):
+                return True
         return False
 
     def _asks_for_a_plan(self, parts: Sequence[str]) -> bool:

@@ -1,0 +1,69 @@
+"""A team whose own member plans its work ("plan a trip" is the journeys desk's
+keyword) keeps that work: "plan a journey from A to B" is the journeys desk's,
+not a plan of steps for troupe's planning agent, while a request that asks for
+a plan of several steps still goes to the planning agent."""
+
+from __future__ import annotations
+
+import pytest
+
+from troupe.routing.encoder import Encoder, default_encoder
+from troupe.routing.router import AgentProfile, Router
+
+
+def _transit(journeys_plan: bool) -> list[AgentProfile]:
+    plan = ["plan a trip"] if journeys_plan else []
+    return [
+        AgentProfile.build(
+            "journeys",
+            texts=["Finds journeys between stops and says how the lines run."],
+            keywords=["journey", "timetable", "departure", "delay", *plan],
+            tool_names=["trip_plan_journey", "trip_line_status"],
+            parameter_names=["origin", "destination", "depart_at"],
+        ),
+        AgentProfile.build(
+            "tickets",
+            texts=["Sells passes and looks after smartcards."],
+            keywords=["ticket", "pass", "smartcard", "fare"],
+            tool_names=["ticket_buy_pass", "ticket_card_status"],
+            parameter_names=["card", "pass_type"],
+        ),
+        AgentProfile.build(
+            "planner",
+            texts=["Breaks a request of several steps into a plan."],
+            keywords=["plan", "steps", "step by step"],
+            tool_names=["plan_write"],
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    found = default_encoder()
+    assert found is not None
+    return found
+
+
+JOURNEY = "Plan a journey from Westbury to the Royal Infirmary on Friday, leaving at 08:15."
+
+
+def test_a_journey_plan_is_the_journeys_desk_s_when_planning_trips_is_its_work(
+    encoder: Encoder,
+) -> None:
+    decision = Router(_transit(journeys_plan=True), encoder).decide(JOURNEY)
+
+    assert (decision.kind, decision.agent, decision.compound) == ("route", "journeys", False)
+
+
+def test_without_that_keyword_the_same_request_asks_the_planning_agent(encoder: Encoder) -> None:
+    decision = Router(_transit(journeys_plan=False), encoder).decide(JOURNEY)
+
+    assert decision.agent == "planner"
+
+
+def test_a_plan_of_several_steps_still_goes_to_the_planning_agent(encoder: Encoder) -> None:
+    decision = Router(_transit(journeys_plan=True), encoder).decide(
+        "Plan my Monday: check the timetable for line 14, then buy a weekly pass."
+    )
+
+    assert (decision.kind, decision.agent) == ("route", "planner")
