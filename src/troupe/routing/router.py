@@ -587,6 +587,16 @@ _QUESTION_OPENERS = _word_list("question_openers")
 """Words a question about the world opens with ("what is", "warum", "comment"),
 within its first :data:`_OPENER_WITHIN` words ("could you explain ...")."""
 _OPENER_WITHIN = 4
+_CHANNELS = _word_list("channels")
+"""Ways to reach outside the machine few teams have a tool for (SMS, a printer)."""
+_SENDING_WORDS = _word_list("sending_words")
+_MAIL_WORDS = frozenset({"email", "mail", "emails", "mails"})
+_SENT_WITHIN = 3
+"""An e-mail is a channel when a sending word comes at most this many words before it."""
+_FOR_WORDS = frozenset({"for", "für", "pour", "para"})
+"""Paid "for a taxi": the channel is a thing the request is about, not its work."""
+_NAME_LIKE = re.compile(r"\S*[\w.-][_/@.][\w]\S*")
+"""A name, a path or an address ("twitter_token", "ops@example.com"): no channel."""
 _PLANNED_WITHIN = 3
 """What a request asks to plan is within this many words after the plan word."""
 _PERSONAL_WORDS = _word_list("personal_words")
@@ -1146,6 +1156,28 @@ class Router:
                 return True
         return False
 
+    def _through_a_missing_channel(self, text: str) -> bool:
+        """``text`` asks for a way of reaching outside that no agent of the team
+        is described by (:data:`_CHANNELS`; an e-mail only after a sending
+        word), quoted text and names ("twitter_token") aside: "Schick dem Gast
+        eine SMS", "print it on the office printer", "send an email to
+        ops@example.com". One that pays "for a taxi" names it as a thing, not
+        as the work."""
+        asked_for = _NAME_LIKE.sub(" ", _QUOTED_SPAN.sub(" ", instruction_of(text)))
+        tokens = _tokens(asked_for)
+        known = self._word_spread
+        for i, token in enumerate(tokens):
+            before = tokens[max(0, i - _SENT_WITHIN) : i]
+            if token in _CHANNELS:
+                asked = not _FOR_WORDS.intersection(before[-2:])
+            elif token in _MAIL_WORDS:
+                asked = any(word in _SENDING_WORDS for word in before)
+            else:
+                continue
+            if asked and _stem(token) not in known:
+                return True
+        return False
+
     def _asks_for_a_plan(self, parts: Sequence[str]) -> bool:
         """Several steps whose first one opens by asking for the planning agent's
         work ("plan the release: write the changelog, then tag it")."""
@@ -1211,6 +1243,9 @@ class Router:
         shape = is_greeting_shaped(text)
         if shape and best.lexical == 0 and best.structure == 0 and greeting >= best.semantic:
             return RouteDecision("greeting", None, 1.0, tuple(ranked))
+        if not compound and self._through_a_missing_channel(text):
+            # An SMS, a printer, a taxi: nobody's work, whatever subject it names.
+            return RouteDecision("defer", None, 0.0, tuple(ranked), nobody=True)
         planner = next((p.name for p in self.profiles if p.plans), None)
         if compound and planner is not None:
             # Steps for different agents: the planning agent orders them.

@@ -1,0 +1,96 @@
+"""A request that asks for a channel no agent of the team has (an SMS, a
+WhatsApp, a printer, a taxi, an e-mail to send) is nobody's work, whatever
+agent's subject it names: the router names no agent and the model is told
+so. On a team with an agent for that channel, it is that agent's."""
+
+from __future__ import annotations
+
+import pytest
+
+from troupe.routing.encoder import Encoder, default_encoder
+from troupe.routing.router import AgentProfile, Router
+
+
+def _restaurant(texting: bool) -> list[AgentProfile]:
+    team = [
+        AgentProfile.build(
+            "host",
+            texts=["Takes table reservations (R-#####) and seats guests."],
+            keywords=["reservation", "table", "booking", "guest"],
+            tool_names=["host_book_table", "host_find_reservation"],
+            parameter_names=["reservation_id", "guests"],
+        ),
+        AgentProfile.build(
+            "kitchen",
+            texts=["Knows the menu, its dishes and their allergens."],
+            keywords=["menu", "dish", "allergen"],
+            tool_names=["kitchen_dish_allergens", "kitchen_menu"],
+            parameter_names=["dish"],
+        ),
+        AgentProfile.build(
+            "accounts",
+            texts=["Records what the restaurant spends."],
+            keywords=["expense", "receipt", "spent", "paid"],
+            tool_names=["accounts_record_expense"],
+            parameter_names=["amount", "category"],
+        ),
+    ]
+    if texting:
+        team.append(
+            AgentProfile.build(
+                "messenger",
+                texts=["Sends text messages to guests."],
+                keywords=["sms", "text message"],
+                tool_names=["msg_send_sms"],
+                parameter_names=["phone", "text"],
+            )
+        )
+    return team
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    found = default_encoder()
+    assert found is not None
+    return found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Schick dem Gast von Reservierung R-40213 eine SMS, dass sich sein Tisch verschiebt.",
+        "Send the guests of tonight's reservations a WhatsApp about the later start.",
+        "Print tonight's menu on the office printer.",
+        "Call a taxi for the guest at table 3.",
+        "Send an email to the guest of reservation R-40213 saying the table is ready.",
+    ],
+)
+def test_a_channel_nobody_has_is_nobody_s_work(encoder: Encoder, text: str) -> None:
+    decision = Router(_restaurant(texting=False), encoder).decide(text)
+
+    assert (decision.kind, decision.agent, decision.nobody) == ("defer", None, True)
+
+
+def test_on_a_team_that_texts_an_sms_is_its_messenger_s(encoder: Encoder) -> None:
+    decision = Router(_restaurant(texting=True), encoder).decide(
+        "Send an SMS to all of tonight's guests saying we open an hour late."
+    )
+
+    assert decision.nobody is False
+    assert decision.candidates[0].name == "messenger"
+
+
+@pytest.mark.parametrize(
+    ("text", "agent"),
+    [
+        ("I just paid 18 euros for a taxi to the market, put it down as an expense.", "accounts"),
+        ("The guest's email is ana@example.com: add it to reservation R-40213.", "host"),
+    ],
+)
+def test_a_channel_the_request_only_mentions_does_not_stop_a_route(
+    encoder: Encoder, text: str, agent: str
+) -> None:
+    decision = Router(_restaurant(texting=False), encoder).decide(text)
+
+    assert decision.nobody is False
+    assert decision.candidates[0].name == agent
