@@ -93,6 +93,33 @@ def test_lexical_signal_matches_short_keywords_only_as_whole_words_or_stems() ->
     assert lexical_score("pays the bill", ["pay"]) == pytest.approx(1 / 3)
 
 
+@pytest.mark.parametrize(
+    ("text", "keyword"),
+    [
+        ("edited it", "edit"),
+        ("the files", "file"),
+        ("quiero cancelar", "cancel"),
+        ("buchen", "buch"),
+    ],
+)
+def test_lexical_signal_reads_a_short_keyword_s_inflected_forms(text: str, keyword: str) -> None:
+    assert lexical_score(text, [keyword]) > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "keyword"),
+    [
+        ("a free edition of it", "edit"),
+        ("a passenger on the tram", "pass"),
+        ("the checksum", "check"),
+    ],
+)
+def test_lexical_signal_does_not_read_a_longer_word_a_keyword_starts_as_that_keyword(
+    text: str, keyword: str
+) -> None:
+    assert lexical_score(text, [keyword]) == 0
+
+
 def test_lexical_signal_counts_a_multi_word_keyword_twice() -> None:
     assert lexical_score("open the web page", ["web page"]) == pytest.approx(2 / 3)
 

@@ -456,8 +456,8 @@ def _fuzzy_equal(token: str, word: str) -> bool:
     if len(word) < 4 or abs(len(token) - len(word)) > 2:
         # Short words must match exactly, or as the start of a longer word
         # ("file" in "files"), never as a typo: "pay" is not "day".
-        return len(word) >= 3 and token.startswith(word) and len(token) - len(word) <= 3
-    if token.startswith(word) and len(token) - len(word) <= 3:
+        return len(word) >= 3 and _inflected(token, word)
+    if _inflected(token, word):
         return True
     if len(token) < 4 and word.startswith(token) and word != f"{token}s":
         return False  # a keyword cut short is a word of its own: "fin", "car", "not"
@@ -469,6 +469,17 @@ def _fuzzy_equal(token: str, word: str) -> bool:
     # In a short word one changed letter makes another word ("wrote" is not
     # "write"): only a swap, a missing or an extra letter counts as a typo.
     return len(word) > 5 or sorted(token) == sorted(word) or len(token) != len(word)
+
+
+_ENDINGS = _word_list("word_endings")
+"""What a short word's longer forms add to it ("files", "edited", "booking",
+"buchen"); a longer word it starts is another word ("edition" is not "edit",
+"passenger" not "pass")."""
+
+
+def _inflected(token: str, word: str) -> bool:
+    """``token`` is ``word`` with an ending of :data:`_ENDINGS`."""
+    return token.startswith(word) and token[len(word) :] in _ENDINGS
 
 
 def _keyword_found(
