@@ -188,6 +188,23 @@ def test_a_greeting_is_its_own_class_and_names_no_agent(semantic_router: Router)
         assert (decision.kind, decision.agent) == ("greeting", None), text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Grazie mille, ci sentiamo domani!",
+        "good night, speak tomorrow",
+        "Thanks so much, that is everything I wanted today.",
+        "Dziękuję, miłego dnia!",
+    ],
+)
+def test_goodbyes_and_longer_thanks_in_more_languages_are_greetings(
+    semantic_router: Router, text: str
+) -> None:
+    decision = semantic_router.decide(text)
+
+    assert (decision.kind, decision.agent) == ("greeting", None)
+
+
 def test_a_general_question_is_answered_by_the_orchestrator_without_a_guess(
     semantic_router: Router,
 ) -> None:

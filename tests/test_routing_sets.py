@@ -47,6 +47,7 @@ when a development request shares them too."""
 TEST_ONLY_WORDS_BEFORE = {
     "afternoon": "the stand-in's greetings ('good afternoon') since its first version",
     "change": "_CHANGES reads tool names ('change_address'), not requests",
+    "cheers": "greeting_words: the router's greetings since its first version (89e3bcd)",
     "execute": "the stand-in's run verbs since its first version",
     "format": "keys of a tool result the stand-in skips ('format: text')",
     "meinem": "personal_words: the German possessives, written as a set",

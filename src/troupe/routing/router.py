@@ -114,46 +114,9 @@ OPEN_QUESTIONS: tuple[str, ...] = _examples("open_questions")
 """Examples of what the orchestrator answers itself: general knowledge and
 opinions. A request closer to these than to its best agent is left to the model."""
 
-_GREETING_WORDS = frozenset(
-    [
-        "hello",
-        "hi",
-        "hey",
-        "hiya",
-        "howdy",
-        "yo",
-        "greetings",
-        "morning",
-        "evening",
-        "thanks",
-        "thank",
-        "thx",
-        "cheers",
-        "bye",
-        "goodbye",
-        "appreciated",
-        "hallo",
-        "servus",
-        "danke",
-        "dank",
-        "tschüss",
-        "hola",
-        "gracias",
-        "adiós",
-        "bonjour",
-        "salut",
-        "merci",
-        "olá",
-        "ola",
-        "oi",
-        "obrigado",
-        "obrigada",
-        "tchau",
-        "ciao",
-    ]
-)
+_GREETING_WORDS = _word_list("greeting_words")
 """Words a greeting or thanks opens with (one of its first three words, a typo allowed)."""
-_GREETING_MAX_WORDS = 7
+_GREETING_MAX_WORDS = 9
 
 _CONDITION = r"(?:if|wenn|falls|si|se)\b"
 """A sentence that opens with one of these after another sentence makes a step
