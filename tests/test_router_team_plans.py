@@ -1,7 +1,9 @@
-"""A team whose own member plans its work ("plan a trip" is the journeys desk's
-keyword) keeps that work: "plan a journey from A to B" is the journeys desk's,
-not a plan of steps for troupe's planning agent, while a request that asks for
-a plan of several steps still goes to the planning agent."""
+"""What goes to troupe's planning agent on a user's team: a team whose own
+member plans its work ("plan a trip" is the journeys desk's keyword) keeps that
+work ("plan a journey from A to B"), the story told with a request ("the tram
+had a long delay and I missed my train") is no step of its own, and a request
+of steps for several agents, or that asks for a plan of steps, still goes to
+the planning agent."""
 
 from __future__ import annotations
 
@@ -67,3 +69,26 @@ def test_a_plan_of_several_steps_still_goes_to_the_planning_agent(encoder: Encod
     )
 
     assert (decision.kind, decision.agent) == ("route", "planner")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I want my money back for my weekly pass, the tram had a long delay and I missed my train.",
+        "Can I get a refund on my smartcard fare, the departure was cancelled and no bus came.",
+    ],
+)
+def test_the_story_behind_a_request_is_not_a_step_for_the_planning_agent(
+    encoder: Encoder, text: str
+) -> None:
+    decision = Router(_transit(journeys_plan=False), encoder).decide(text)
+
+    assert decision.agent != "planner" and not decision.compound
+
+
+def test_steps_for_two_agents_still_go_to_the_planning_agent(encoder: Encoder) -> None:
+    decision = Router(_transit(journeys_plan=False), encoder).decide(
+        "Check the timetable for line 14 and then buy a weekly pass."
+    )
+
+    assert (decision.kind, decision.agent, decision.compound) == ("route", "planner", True)

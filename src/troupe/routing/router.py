@@ -669,6 +669,26 @@ def instruction_of(text: str) -> str:
     return match.group("ask")
 
 
+_NARRATIVE_WORDS = _word_list("narrative_words")
+_JOINING_WORDS = frozenset(
+    {"and", "then", "und", "dann", "et", "puis", "y", "luego", "e", "depois"}
+)
+
+
+def _tells_what_happened(part: str) -> bool:
+    """A part of a request that tells what happened ("the ticket machine was
+    broken", "i coudnt buy one"): the story behind the request, not a step.
+    Its first word does not count: "was kostet der Versand?" asks, in German,
+    and "was it delivered?" asks too."""
+    tokens = _tokens(part)
+    while tokens and tokens[0] in _JOINING_WORDS:
+        tokens = tokens[1:]
+    return any(
+        token in _NARRATIVE_WORDS or (len(token) > 5 and _fuzzy_equal(token, "couldnt"))
+        for token in tokens[1:]
+    )
+
+
 def split_clauses(text: str) -> list[str]:
     """The parts of a request joined by 'and', 'then', commas (and their
     German, Spanish, French and Portuguese forms), each with two words or more;
@@ -1005,6 +1025,8 @@ class Router:
                 )
                 if BARE_PRONOUN.match(part) and not top[0].keyword:
                     continue  # "cancel it": the step before's thing, maybe its work
+                if j > 0 and _tells_what_happened(part):
+                    continue  # "..., it got cancelled and nothing came back": the story
                 if self._owns_clause(top):
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
