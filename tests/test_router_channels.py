@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from troupe.routing.encoder import Encoder, default_encoder
+from troupe.routing.encoder import Encoder
 from troupe.routing.router import AgentProfile, Router
 
 
@@ -46,13 +46,6 @@ def _restaurant(texting: bool) -> list[AgentProfile]:
             )
         )
     return team
-
-
-@pytest.fixture(scope="module")
-def encoder() -> Encoder:
-    found = default_encoder()
-    assert found is not None
-    return found
 
 
 @pytest.mark.parametrize(

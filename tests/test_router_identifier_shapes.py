@@ -5,12 +5,11 @@ URL names the browser's."""
 
 from __future__ import annotations
 
-import pytest
 from google.adk.agents import LlmAgent
 from google.adk.tools.base_tool import BaseTool
 from google.genai import types
 
-from troupe.routing.encoder import Encoder, default_encoder
+from troupe.routing.encoder import Encoder
 from troupe.routing.fastpath import agent_profile
 from troupe.routing.router import AgentProfile, Router
 
@@ -41,13 +40,6 @@ def _desk(described: bool) -> list[AgentProfile]:
             parameter_names=["unit", "months"],
         ),
     ]
-
-
-@pytest.fixture(scope="module")
-def encoder() -> Encoder:
-    found = default_encoder()
-    assert found is not None
-    return found
 
 
 def test_the_letters_of_a_described_identifier_are_the_agents_shape() -> None:

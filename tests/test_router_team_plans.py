@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from troupe.routing.encoder import Encoder, default_encoder
+from troupe.routing.encoder import Encoder
 from troupe.routing.router import AgentProfile, Router
 
 
@@ -37,13 +37,6 @@ def _transit(journeys_plan: bool) -> list[AgentProfile]:
             tool_names=["plan_write"],
         ),
     ]
-
-
-@pytest.fixture(scope="module")
-def encoder() -> Encoder:
-    found = default_encoder()
-    assert found is not None
-    return found
 
 
 JOURNEY = "Plan a journey from Westbury to the Royal Infirmary on Friday, leaving at 08:15."
