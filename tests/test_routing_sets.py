@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from troupe.evaluation.dataset import BUILTIN_SETS, load_cases
-from troupe.routing.router import GREETINGS, OPEN_QUESTIONS
+from troupe.routing.router import GREETINGS, OPEN_QUESTIONS, WORLD_ACTIONS
 from troupe.topology import resolve_topology
 
 TEST_SET_SHA256 = "2c93658f461073672c29fc5a4b8899ec79b9f33fff7f6bf88b5ff15c25d2fe41"
@@ -81,7 +81,7 @@ def _near(a: str, b: str, bound: float) -> bool:
 def _tuned_texts() -> list[str]:
     """Everything the router is tuned with: its examples and every topology's
     keywords, match phrases and example requests."""
-    texts = [*GREETINGS, *OPEN_QUESTIONS]
+    texts = [*GREETINGS, *OPEN_QUESTIONS, *WORLD_ACTIONS]
     for name in ("default", "classic"):
         for agent in resolve_topology(name).agents:
             texts += [*agent.keywords, *agent.match_phrases, *agent.examples, agent.description]

@@ -155,11 +155,12 @@ async def run_process(
         "stdin": asyncio.subprocess.DEVNULL,
         "start_new_session": True,
     }
-    root = os.geteuid() == 0
-    group = PidsGroup.create(limits.processes) if limits and root and run_as is None else None
-    if group is None and limits and root and run_as is None and pids_cgroups_work():
-        # Its process limit was to be this group: without it the command is not run.
-        raise TroupeError("not run: the command's pids cgroup could not be made; try again")
+    group = None
+    if limits and os.geteuid() == 0 and run_as is None:
+        group = PidsGroup.create(limits.processes)
+        if group is None and pids_cgroups_work():
+            # Its process limit was to be this group: without it the command is not run.
+            raise TroupeError("not run: the command's pids cgroup could not be made; try again")
     if limits is not None:
         common["preexec_fn"] = limits.in_child(group)
     if run_as is not None:

@@ -127,7 +127,9 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
     capabilities: Sequence[str] = ()
     examples: Sequence[str] = ()
     names: Sequence[str] = [agent.name]
+    refusals: Sequence[str] = ()
     if entry is not None:
+        refusals = entry.cannot_do
         texts += [entry.role, entry.accepts, entry.returns]
         examples = entry.examples
         keywords, fragments = entry.keywords, entry.match_phrases
@@ -147,6 +149,7 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
         plans=entry.plans if entry is not None else None,
         examples=examples,
         names=names,
+        refusals=refusals,
     )
 
 

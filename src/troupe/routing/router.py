@@ -55,6 +55,19 @@ DIRECT_MARGIN = 0.1
 by this much, with no URL, command, path or secret in it, is answered by the
 orchestrator's model directly (``direct``)."""
 
+REFUSED_MARGIN = 0.15
+"""A request closer by this much to something an agent's author says it cannot
+do (``cannot_do``) than to any agent's closest phrase is nobody's work, if no
+other agent's phrases come near that refusal (:data:`ORPHAN_BELOW`)."""
+NOBODY_SLACK = 0.05
+"""A request far from every agent (:data:`NOBODY_NEAREST`) is nobody's only if
+it comes within this of a refusal or a :data:`WORLD_ACTIONS` entry: one that
+is nearer its best agent than that is a paraphrase of the agent's work, left
+to the model with that agent as its guess."""
+ORPHAN_BELOW = 0.5
+"""A refusal this close to another agent's phrase names that agent's work
+("browse the web" on the operator, which the navigator does), not a gap."""
+
 DecisionKind = Literal["route", "greeting", "direct", "defer"]
 
 _WORD = re.compile(r"\w+", re.U)
@@ -109,6 +122,11 @@ def _word_list(group: str) -> frozenset[str]:
 
 GREETINGS: tuple[str, ...] = _examples("greetings")
 """Examples of the greeting class, in the languages the router is measured on."""
+
+WORLD_ACTIONS: tuple[str, ...] = _examples("world_actions")
+"""Work no software team does (pay a bill, text someone, print a page): with
+the refusals of the team's agents, what a request far from every agent is
+held against before it is called nobody's (see :data:`NOBODY_SLACK`)."""
 
 OPEN_QUESTIONS: tuple[str, ...] = _examples("open_questions")
 """Examples of what the orchestrator answers itself: general knowledge and
@@ -246,6 +264,10 @@ class AgentProfile:
     """Its author gave enough example requests (:data:`ENOUGH_EXAMPLES`): a
     request it serves comes closer to its phrases than to a role description
     alone (see :data:`NOBODY_NEAREST`)."""
+    refusals: tuple[str, ...] = ()
+    """What its author says it cannot do (``cannot_do``): where such a thing is
+    no teammate's work either, a request for it is nobody's (see
+    :data:`REFUSED_MARGIN`)."""
     shapes: frozenset[str] = frozenset()
     """The letters of the identifiers its tools describe ("MT" of "MT-######"):
     a request with such an identifier names a thing its tools take, as a URL
@@ -271,6 +293,7 @@ class AgentProfile:
         examples: Iterable[str] = (),
         names: Iterable[str] = (),
         parameter_texts: Iterable[str] = (),
+        refusals: Iterable[str] = (),
     ) -> AgentProfile:
         """A profile from an agent's texts, keywords, capabilities and tools.
 
@@ -329,6 +352,7 @@ class AgentProfile:
             vocabulary,
             inputs,
             len(examples) >= ENOUGH_EXAMPLES,
+            tuple(dict.fromkeys(r.strip() for r in refusals if r and r.strip())),
             shapes,
         )
 
@@ -716,6 +740,8 @@ class Router:
     _words: frozenset[str] | None = field(default=None, init=False, repr=False)
     _shared: frozenset[str] | None = field(default=None, init=False, repr=False)
     _phrases: frozenset[str] | None = field(default=None, init=False, repr=False)
+    _takers: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
 
     @property
     def _team_words(self) -> frozenset[str]:
@@ -752,6 +778,24 @@ class Router:
                     counts[stem] = counts.get(stem, 0) + 1
             self._spread = counts or {"": 1}
         return self._spread
+
+    def _structure_signal(self, profile: AgentProfile, found: set[str], shaped: set[str]) -> float:
+        """The structure signal for ``profile``: 1 over the number of the
+        team's agents that take the most telling structure or identifier shape
+        of the request it takes too. A URL only the browser takes counts
+        fully; a member number that four desks take counts a quarter, so it
+        does not outweigh the words of the request."""
+        if not self._takers:
+            counts: dict[str, int] = {"": 1}
+            for other in self.profiles:
+                for kind in other.structures:
+                    counts[kind] = counts.get(kind, 0) + 1
+                for shape in other.shapes:
+                    counts["#" + shape] = counts.get("#" + shape, 0) + 1
+            self._takers = counts
+        if found & profile.structures:
+            return 1.0
+        return max((1 / self._takers.get("#" + s, 1) for s in shaped & profile.shapes), default=0.0)
 
     def _shared_inputs(self) -> frozenset[str]:
         """Words of the parameter names that most of the team's workers share
@@ -831,10 +875,37 @@ class Router:
             self._keyword_rows = keyword_rows
             texts.extend(GREETINGS)
             texts.extend(OPEN_QUESTIONS)
+            refusals = [(i, r) for i, p in enumerate(self.profiles) for r in p.refusals]
+            refusals += [(-1, action) for action in WORLD_ACTIONS]
+            texts.extend(r for _, r in refusals)
             self._greeting_rows = len(GREETINGS)
             self._owners = owners
-            self._matrix = self._encode_phrases(texts)
+            matrix = self._encode_phrases(texts)
+            orphans = self._orphan_refusals(matrix, [i for i, _ in refusals])
+            world = len(self._owners) + len(GREETINGS) + len(OPEN_QUESTIONS)
+            world += sum(1 for i, _ in refusals if i >= 0)
+            self._orphans = (orphans[orphans < world], orphans[orphans >= world])
+            self._matrix = matrix
         return self._matrix
+
+    def _orphan_refusals(self, matrix: Any, refused_by: Sequence[int]) -> Any:
+        """The rows of ``matrix`` holding refusals no other agent's phrases come
+        near (:data:`ORPHAN_BELOW`): work the author says one agent cannot do
+        and no teammate is described by ("reset app passwords"), unlike a
+        refusal that points to a teammate ("browse the web"); and the
+        :data:`WORLD_ACTIONS` no agent of the team comes near (``refused_by``
+        -1), so a shop keeps its "buy something online"."""
+        rows = len(self._owners)
+        start = rows + len(GREETINGS) + len(OPEN_QUESTIONS)
+        owners = np.asarray(self._owners)
+        kept = []
+        for k, index in enumerate(refused_by):
+            others = np.flatnonzero(owners != index)
+            with blas_limited():
+                near = float((matrix[others] @ matrix[start + k]).max()) if others.size else 0.0
+            if near < ORPHAN_BELOW:
+                kept.append(start + k)
+        return np.asarray(kept, dtype=int)
 
     def _encode_phrases(self, texts: list[str]) -> Any:
         assert self.encoder is not None
@@ -853,7 +924,11 @@ class Router:
         words: Sequence[str] = (),
         vectors_of: dict[str, Any] | None = None,
     ) -> tuple[
-        np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]
+        np.ndarray[Any, Any],
+        np.ndarray[Any, Any],
+        np.ndarray[Any, Any],
+        np.ndarray[Any, Any],
+        np.ndarray[Any, Any],
     ]:
         """Per text: each agent's score (its closest phrases, see
         :data:`NEAREST_SHARE`) and nearest phrase, and the similarity to a
@@ -863,7 +938,8 @@ class Router:
         matrix = self._phrase_matrix()
         if matrix is None or self.encoder is None:
             zeros = np.zeros(len(texts))
-            return np.zeros((len(texts), count)), np.zeros((len(texts), count)), zeros, zeros
+            nothing = np.zeros((len(texts), count))
+            return nothing, nothing, zeros, zeros, np.zeros((len(texts), 2))
         vectors = self.encoder.encode([*texts, *words])
         for word, vector in zip(words, vectors[len(texts) :], strict=True):
             self._word_vectors[word] = vector
@@ -884,9 +960,20 @@ class Router:
                     axis=1
                 )
         greeting = sims[:, rows : rows + self._greeting_rows].max(axis=1)
-        question = np.sort(sims[:, rows + self._greeting_rows :], axis=1)[:, -_TOP_PHRASES:]
+        asked = rows + self._greeting_rows
+        question = np.sort(sims[:, asked : asked + len(OPEN_QUESTIONS)], axis=1)[:, -_TOP_PHRASES:]
         question_score = question.mean(axis=1)
-        return np.clip(per_agent, 0.0, 1.0), np.clip(nearest, 0.0, 1.0), greeting, question_score
+        refused = np.zeros((len(texts), 2))
+        for column, kept in enumerate(self._orphans):
+            if len(kept):
+                refused[:, column] = sims[:, kept].max(axis=1)
+        return (
+            np.clip(per_agent, 0.0, 1.0),
+            np.clip(nearest, 0.0, 1.0),
+            greeting,
+            question_score,
+            refused,
+        )
 
     def _other_words(self, text: str) -> set[str]:
         """The words of ``text`` that may mean one of the team's keywords
@@ -971,7 +1058,7 @@ class Router:
                 if _only_as_a_place(words, [*found_words, *said], self._team_words, translated):
                     found_words = []
             named = any(self.distinctness(k) >= DISTINCT_NAME for k in found_words)
-            struct = 1.0 if found & profile.structures or shaped & profile.shapes else 0.0
+            struct = self._structure_signal(profile, found, shaped)
             total = SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lex + STRUCTURE_WEIGHT * struct
             out.append(
                 Candidate(
@@ -1008,7 +1095,7 @@ class Router:
         # may empty the shared cache meanwhile without this one missing a word.
         known = {w: v for w in wanted if (v := self._word_vectors.get(w)) is not None}
         new = sorted(wanted - known.keys())
-        semantic, nearest, greeting, question = self._semantic(
+        semantic, nearest, greeting, question, refused = self._semantic(
             [self._about_the_work(t) for t in flat], new, known
         )
         translated = self._translated(words_of, known)
@@ -1060,6 +1147,7 @@ class Router:
                     compound,
                     steps_elsewhere=steps_elsewhere,
                     stranger=partial(self._opens_with_a_stranger, text, translated[i]),
+                    refused=(float(refused[i, 0]), float(refused[i, 1])),
                 )
             )
         return decisions
@@ -1228,7 +1316,11 @@ class Router:
         *,
         steps_elsewhere: bool = False,
         stranger: Callable[[], bool] = lambda: False,
+        refused: tuple[float, float] = (0.0, 0.0),
     ) -> RouteDecision:
+        """The decision for ``text`` from its ranked candidates and the
+        request's closeness to a greeting, a general question and (``refused``)
+        the team's refusals and the work no team does."""
         if not compound and self._planners and not self._opens_with_plan(text):
             # The planning agent orders steps; a request of one step that does
             # not ask for a plan is some other member's, whatever its words.
@@ -1241,6 +1333,15 @@ class Router:
             return RouteDecision("greeting", None, 1.0, tuple(ranked))
         if not compound and self._through_a_missing_channel(text):
             # An SMS, a printer, a taxi: nobody's work, whatever subject it names.
+            return RouteDecision("defer", None, 0.0, tuple(ranked), nobody=True)
+        by_author = refused[0]
+        if (
+            not compound
+            and best.structure == 0
+            and by_author >= max(c.nearest for c in ranked) + REFUSED_MARGIN
+        ):
+            # What the team's author wrote that it cannot do, and no teammate
+            # is described by: nobody's work.
             return RouteDecision("defer", None, 0.0, tuple(ranked), nobody=True)
         planner = next((p.name for p in self.profiles if p.plans), None)
         if compound and planner is not None:
@@ -1279,9 +1380,15 @@ class Router:
         world = best.structure == 0 and is_open_question(text)
         if world and (not best.keyword or asks_for_explanation(text)):
             return RouteDecision("defer", None, confidence, tuple(ranked), compound=compound)
-        if faint and best.nearest < self._nobody_below(best.name) and not compound:
-            # Meaning alone, and far from every agent: nobody's work, as far
-            # as the team's own words say. The model decides, told so.
+        if (
+            faint
+            and best.nearest < self._nobody_below(best.name)
+            and max(refused) >= best.nearest - NOBODY_SLACK
+            and not compound
+        ):
+            # Meaning alone, far from every agent and about as close to work
+            # nobody on the team does: nobody's, as far as the team's own
+            # words say. The model decides, told so.
             return RouteDecision("defer", None, confidence, tuple(ranked), nobody=True)
         bar = NAMED_SHARE if alone else 1.0
         # An agent described only by its role and tools, and no example request,

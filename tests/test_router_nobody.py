@@ -1,0 +1,129 @@
+"""When the router says a request is nobody's work.
+
+A request far from every agent is nobody's only when it is about as close to
+work nobody on the team does: something an agent's author wrote it cannot do
+and no teammate is described by, or work no software team does (paying a
+bill, switching on the lights). Otherwise it is a paraphrase of some agent's
+work, left to the model with that agent as its guess. An identifier that
+several agents take counts for each of them by that share, so it does not
+outweigh the words that name the work."""
+
+from __future__ import annotations
+
+import pytest
+
+from troupe.routing.encoder import Encoder
+from troupe.routing.router import AgentProfile, Router
+
+
+def _workshop(parts_desk: bool = False) -> list[AgentProfile]:
+    """A bike workshop's desks, as a user would describe them."""
+    team = [
+        AgentProfile.build(
+            "repairs",
+            texts=["Books bikes in for repair and says how a repair job (RJ-#####) is going."],
+            keywords=["repair", "service", "puncture", "brakes", "gears"],
+            tool_names=["repair_book", "repair_status", "repair_cancel"],
+            parameter_names=["job_id", "customer_number", "bike"],
+            refusals=["sell gift cards", "sell parts or accessories"],
+        ),
+        AgentProfile.build(
+            "rentals",
+            texts=["Rents out city and cargo bikes by the day to customers (CU-####)."],
+            keywords=["rent", "rental", "hire", "cargo bike"],
+            tool_names=["rental_book", "rental_return"],
+            parameter_names=["customer_number", "days"],
+            refusals=["repair bikes"],
+        ),
+    ]
+    if parts_desk:
+        team.append(
+            AgentProfile.build(
+                "parts",
+                texts=["Sells parts and accessories: chains, tyres, lights, locks."],
+                keywords=["chain", "tyre", "light", "lock", "accessories"],
+                tool_names=["parts_order", "parts_stock"],
+                parameter_names=["part", "quantity"],
+            )
+        )
+    return team
+
+
+@pytest.fixture(scope="module")
+def router(encoder: Encoder) -> Router:
+    return Router(_workshop(), encoder)
+
+
+def test_what_an_author_says_no_agent_does_is_nobodys(router: Router) -> None:
+    decision = router.decide("Can I get a gift card worth 40 euros for my brother?")
+    assert decision.agent is None
+    assert decision.nobody
+
+
+def test_a_refusal_that_names_a_teammates_work_declines_nothing(encoder: Encoder) -> None:
+    router = Router(_workshop(parts_desk=True), encoder)
+    decision = router.decide("I'd like to buy a new chain and two tyres for my road bike.")
+    assert not decision.nobody
+    assert decision.candidates[0].name == "parts"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pay my electricity bill for this month.",
+        "Turn the lights off in the living room.",
+        "Order a large pizza to the workshop for lunch.",
+    ],
+)
+def test_work_no_team_does_is_nobodys(router: Router, text: str) -> None:
+    decision = router.decide(text)
+    assert decision.agent is None
+    assert decision.nobody
+
+
+def test_a_paraphrase_far_from_its_agent_keeps_its_agent_as_the_guess(router: Router) -> None:
+    decision = router.decide("My wheel wobbles since Tuesday, could somebody have a look at it?")
+    assert not decision.nobody
+    assert decision.candidates[0].name == "repairs"
+
+
+def _desks(classes_take_member_numbers: bool) -> list[AgentProfile]:
+    classes = "Books members into exercise classes on the timetable."
+    if classes_take_member_numbers:
+        classes = "Books members (KL-######) into exercise classes on the timetable."
+    return [
+        AgentProfile.build(
+            "members",
+            texts=["Looks after memberships; a member number looks like KL-######."],
+            keywords=["membership", "renewal"],
+            tool_names=["member_details", "member_freeze"],
+            parameter_names=["member_number"],
+        ),
+        AgentProfile.build(
+            "classes",
+            texts=[classes],
+            keywords=["class", "timetable", "yoga", "spin"],
+            tool_names=["class_book", "class_timetable"],
+            parameter_names=["member_number", "day"],
+        ),
+        AgentProfile.build(
+            "courts",
+            texts=["Hires out the squash, badminton and tennis courts by the hour."],
+            keywords=["court", "squash", "badminton", "tennis"],
+            tool_names=["court_book", "court_free_times"],
+            parameter_names=["sport", "day", "start"],
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("shared", "share"), [(False, 1.0), (True, 0.5)])
+def test_an_identifier_counts_for_each_agent_that_takes_it_by_its_share(
+    encoder: Encoder, shared: bool, share: float
+) -> None:
+    decision = Router(_desks(shared), encoder).decide(
+        "Book squash for Saturday at 11:00 for 60 minutes, member KL-450091"
+    )
+    structure = {c.name: c.structure for c in decision.candidates}
+    assert structure["members"] == share
+    assert structure["classes"] == (share if shared else 0.0)
+    assert structure["courts"] == 0.0
