@@ -105,3 +105,30 @@ def test_sessions_list_limit_keeps_the_most_recently_active(
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)  # one JSON array
     assert [row["id"] for row in rows] == [newer]
+
+
+def test_sessions_show_prints_an_approval_as_the_question_and_the_answer(
+    cli: CliRunner, workspace: Path
+) -> None:
+    session = f"approve-{uuid.uuid4().hex[:8]}"
+    (workspace / "gone.txt").write_text("x", encoding="utf-8")
+    result = cli.invoke(
+        app,
+        ["chat", "--session", session, "--workspace", str(workspace), "--approve", "ask",
+         "--json", "run `rm gone.txt`"],
+        input="y\n",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert not (workspace / "gone.txt").exists()
+
+    lines = _show(cli, session)
+    steps = [(line["author"], line["kind"], line["name"]) for line in lines]
+    assert ("operator", "approval", "exec_shell") in steps
+    assert [line["text"] for line in lines if line["kind"] == "decision"] == [
+        "approved: approved by the user"
+    ]
+    # ADK's pause for approval is plumbing, not a tool the agent ran.
+    assert all(line["name"] != "adk_request_confirmation" for line in lines)
+    assert not any("requires confirmation" in str(line["text"]) for line in lines)
+    shown = unwrapped(cli.invoke(app, ["sessions", "show", session]).stdout)
+    assert "operator asks to run exec_shell: run 'rm gone.txt'" in shown

@@ -269,6 +269,11 @@ def _print_line(console: Console, line: Line) -> None:
         console.print(
             f"{who} [dim]calls[/] [yellow]{for_rich(line.name or '')}[/]({for_rich(line.text)})"
         )
+    elif line.kind == "approval":
+        tool = f"[yellow]{for_rich(line.name or '')}[/]"
+        console.print(f"{who} [dim]asks to run[/] {tool}: {for_rich(line.text)}")
+    elif line.kind == "decision":
+        console.print(f"  [dim]↳ {for_rich(line.text)}[/]")
     elif line.kind == "tool_result":
         text = " ".join(visible(line.text).split())
         console.print(f"  [dim]↳ {for_rich(line.name or '')}: {for_rich(text[:200])}[/]")

@@ -740,7 +740,7 @@ class Router:
     _words: frozenset[str] | None = field(default=None, init=False, repr=False)
     _shared: frozenset[str] | None = field(default=None, init=False, repr=False)
     _phrases: frozenset[str] | None = field(default=None, init=False, repr=False)
-    _takers: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _takers: dict[str, int] | None = field(default=None, init=False, repr=False)
     _orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
 
     @property
@@ -780,22 +780,20 @@ class Router:
         return self._spread
 
     def _structure_signal(self, profile: AgentProfile, found: set[str], shaped: set[str]) -> float:
-        """The structure signal for ``profile``: 1 over the number of the
-        team's agents that take the most telling structure or identifier shape
-        of the request it takes too. A URL only the browser takes counts
-        fully; a member number that four desks take counts a quarter, so it
-        does not outweigh the words of the request."""
-        if not self._takers:
-            counts: dict[str, int] = {"": 1}
-            for other in self.profiles:
-                for kind in other.structures:
-                    counts[kind] = counts.get(kind, 0) + 1
-                for shape in other.shapes:
-                    counts["#" + shape] = counts.get("#" + shape, 0) + 1
-            self._takers = counts
+        """The structure signal for ``profile``: 1 when the request holds a
+        structure it takes (a URL, a path, a command, a secret), else 1 over the
+        number of the team's agents that take the most telling identifier shape
+        of the request it takes too. A member number that four desks take counts
+        a quarter, so it does not outweigh the words of the request."""
         if found & profile.structures:
             return 1.0
-        return max((1 / self._takers.get("#" + s, 1) for s in shaped & profile.shapes), default=0.0)
+        if self._takers is None:
+            counts: dict[str, int] = {}
+            for other in self.profiles:
+                for shape in other.shapes:
+                    counts[shape] = counts.get(shape, 0) + 1
+            self._takers = counts
+        return max((1 / self._takers.get(s, 1) for s in shaped & profile.shapes), default=0.0)
 
     def _shared_inputs(self) -> frozenset[str]:
         """Words of the parameter names that most of the team's workers share
@@ -881,31 +879,30 @@ class Router:
             self._greeting_rows = len(GREETINGS)
             self._owners = owners
             matrix = self._encode_phrases(texts)
-            orphans = self._orphan_refusals(matrix, [i for i, _ in refusals])
-            world = len(self._owners) + len(GREETINGS) + len(OPEN_QUESTIONS)
-            world += sum(1 for i, _ in refusals if i >= 0)
+            start = len(owners) + len(GREETINGS) + len(OPEN_QUESTIONS)
+            orphans = start + self._orphan_refusals(matrix, start, [i for i, _ in refusals])
+            world = start + sum(1 for i, _ in refusals if i >= 0)
             self._orphans = (orphans[orphans < world], orphans[orphans >= world])
             self._matrix = matrix
         return self._matrix
 
-    def _orphan_refusals(self, matrix: Any, refused_by: Sequence[int]) -> Any:
-        """The rows of ``matrix`` holding refusals no other agent's phrases come
-        near (:data:`ORPHAN_BELOW`): work the author says one agent cannot do
-        and no teammate is described by ("reset app passwords"), unlike a
-        refusal that points to a teammate ("browse the web"); and the
-        :data:`WORLD_ACTIONS` no agent of the team comes near (``refused_by``
-        -1), so a shop keeps its "buy something online"."""
-        rows = len(self._owners)
-        start = rows + len(GREETINGS) + len(OPEN_QUESTIONS)
+    def _orphan_refusals(self, matrix: Any, start: int, refused_by: Sequence[int]) -> Any:
+        """Which refusals (the rows of ``matrix`` from ``start``, as offsets)
+        no other agent's phrases come near (:data:`ORPHAN_BELOW`): work the
+        author says one agent cannot do and no teammate is described by
+        ("reset app passwords"), unlike a refusal that points to a teammate
+        ("browse the web"); and the :data:`WORLD_ACTIONS` no agent of the team
+        comes near (``refused_by`` -1), so a shop keeps its "buy something
+        online"."""
+        if not refused_by:
+            return np.zeros(0, dtype=int)
         owners = np.asarray(self._owners)
-        kept = []
-        for k, index in enumerate(refused_by):
-            others = np.flatnonzero(owners != index)
-            with blas_limited():
-                near = float((matrix[others] @ matrix[start + k]).max()) if others.size else 0.0
-            if near < ORPHAN_BELOW:
-                kept.append(start + k)
-        return np.asarray(kept, dtype=int)
+        refusers = np.asarray(refused_by)
+        with blas_limited():
+            sims = matrix[start : start + len(refusers)] @ matrix[: len(owners)].T
+        sims[refusers[:, None] == owners[None, :]] = -1.0  # an agent's own phrases
+        near = sims.max(axis=1, initial=-1.0)
+        return np.flatnonzero(near < ORPHAN_BELOW)
 
     def _encode_phrases(self, texts: list[str]) -> Any:
         assert self.encoder is not None

@@ -13,6 +13,7 @@ from ..prompts import TRANSFER_TOOL
 from ..remote import REMOTE_FAILED
 from ..routing.fastpath import ROUTER_NAME, is_router_call
 from ..terminal_text import json_text
+from .approvals import REQUEST_CONFIRMATION, is_approval_plumbing
 
 FAILURE_CODES = frozenset({REMOTE_FAILED, TOOL_NAME_CONFLICT})
 """``error_code`` values of the events that end a turn as failed."""
@@ -105,7 +106,9 @@ class Line:
     author: str
     """``user`` or the agent's name."""
     kind: str
-    """``message`` for the user's text, else a :class:`~troupe.runtime.events.Step` kind."""
+    """``message`` for the user's text, ``approval`` for a tool call waiting for
+    the user's yes or no (``name`` the tool, ``text`` what it would do),
+    ``decision`` for the user's answer, else a :class:`Step` kind."""
     name: str | None
     """The transfer target or the tool, when there is one."""
     text: str
@@ -113,17 +116,49 @@ class Line:
 
 
 def conversation(events: list[Event]) -> list[Line]:
-    """The stored events of a session as lines: user messages, transfers, tools, answers."""
+    """The stored events of a session as lines: user messages, transfers, tools,
+    answers, and each approval asked for and given (ADK's
+    ``adk_request_confirmation`` call and the paused tool's placeholder result
+    are shown as the question and the answer, not as tools)."""
     lines: list[Line] = []
     for event in events:
         if event.author == "user":
-            text = "".join(
-                part.text
-                for part in (event.content.parts if event.content else None) or []
-                if part.text
-            )
-            if text:
-                lines.append(Line("user", "message", None, text))
+            lines.extend(_user_lines(event))
+            continue
+        if is_approval_plumbing(event):
+            lines.extend(_approval_asked(event))
             continue
         lines.extend(Line(s.author, s.kind, s.name, s.text) for s in steps(event))
+    return lines
+
+
+def _user_lines(event: Event) -> list[Line]:
+    parts = (event.content.parts if event.content else None) or []
+    text = "".join(part.text for part in parts if part.text)
+    lines = [Line("user", "message", None, text)] if text else []
+    for part in parts:
+        answer = part.function_response
+        if answer is not None and answer.name == REQUEST_CONFIRMATION:
+            given = answer.response or {}
+            verdict = "approved" if given.get("confirmed") else "declined"
+            reason = (given.get("payload") or {}).get("reason")
+            said = f"{verdict}: {reason}" if reason else verdict
+            lines.append(Line("user", "decision", None, said))
+    return lines
+
+
+def _approval_asked(event: Event) -> list[Line]:
+    """The question a paused tool call asks, one line per call; the placeholder
+    result ("requires confirmation") says nothing and is left out."""
+    lines = []
+    for call in event.get_function_calls():
+        if call.name != REQUEST_CONFIRMATION:
+            continue
+        args = call.args or {}
+        original = args.get("originalFunctionCall") or {}
+        confirmation = args.get("toolConfirmation") or {}
+        effect = (confirmation.get("payload") or {}).get("effect") or {}
+        said = effect.get("summary") or confirmation.get("hint") or ""
+        tool = original.get("name")
+        lines.append(Line(event.author, "approval", tool, said or _dump(original.get("args", {}))))
     return lines
