@@ -84,3 +84,21 @@ def test_a_detail_between_commas_stays_with_its_step_in_a_plan() -> None:
         ("Find the card number of Ana Lind, born 1979-10-30", "cards"),
         ("list her loans", "loans"),
     ]
+
+
+SHELL: dict[str, Any] = {
+    "properties": {"command": {"type": "string"}},
+    "required": ["command"],
+}
+
+
+def test_the_requests_own_words_are_never_run_as_a_command() -> None:
+    from troupe.models._offline_args import argument_evidence
+
+    text = "Show me what's in batches/batch_log.csv"
+
+    assert "command" not in fill_arguments(SHELL, text)
+    assert argument_evidence(SHELL, text) < 0
+    assert fill_arguments(SHELL, "run `wc -l batches/batch_log.csv`") == {
+        "command": "wc -l batches/batch_log.csv"
+    }

@@ -138,6 +138,8 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
                 score += 5
             elif _RUN_VERB.search(text):
                 score += 4
+            elif name in required:
+                score -= 2  # no command given: another tool does what it asks
         elif (kind := _value_kind(key, props[name])) is not None:
             # A tool whose typed arguments the request gives (an order number,
             # an e-mail) beats one that would be called without them.
@@ -350,7 +352,10 @@ def fill_arguments(
         if value is None and choices:
             value = _choice(choices, text)
         is_text = (prop or {}).get("type") in (None, "string", "STRING")
-        if value is None and name in required and is_text and not choices:
+        # A command is only ever one the request gives ("run `ls`", "execute
+        # make test"): the request's words are never run as one.
+        command = key in _COMMAND_PARAMS
+        if value is None and name in required and is_text and not choices and not command:
             value = _labelled_word(key, text) or _remainder(text)
         if value is not None:
             args[name] = value

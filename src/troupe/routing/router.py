@@ -70,35 +70,6 @@ ORPHAN_BELOW = 0.5
 
 DecisionKind = Literal["route", "greeting", "direct", "defer"]
 
-_WORD = re.compile(r"\w+", re.U)
-_URL = re.compile(r"\bhttps?://\S+|(?<![@\w.-])(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev)\b", re.I)
-"""A web address; not the domain of an e-mail address ("ops@example.com")."""
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-"""An e-mail address: neither a web address nor a file's name."""
-_BACKTICK = re.compile(r"`[^`]+`")
-_PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.[a-z0-9]{1,5}\b|\b[\w-]+/[\w./-]*")
-_SECRET = re.compile(r"\{\{\s*secret:[^}]+\}\}")
-
-STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
-    "url": (_URL, ("url", "link", "href", "website", "web")),
-    "command": (_BACKTICK, ("command", "cmd", "shell", "script")),
-    "path": (_PATH, ("path", "file", "files", "filename", "folder", "directory")),
-    "secret": (_SECRET, ("secret", "secrets")),
-}
-"""Kind of structure -> (how it looks in a request, words that mark an agent
-whose tools take it: in a tool's parameter names, its name or the agent's keywords)."""
-
-_SHAPE_DESCRIBED = re.compile(
-    r"(?<![\w-])(?P<prefix>[A-Z]{2,5})-(?:[#X]{3,}|N{3,}|\\d|\[0-9\]|(?=['\"`]))"
-    r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{2,5})-\d{3,}\b"
-)
-"""An identifier's shape as a tool's author describes it: "(MT-######)",
-"'LF-' and five digits", a schema pattern "^SP-\\d{5}$", an example value
-"e.g. PC-552810". Its letters are what tells one thing's number from
-another's (a ticket's from a parcel's)."""
-_SHAPED = re.compile(r"(?<![\w-])(?P<prefix>[A-Za-z]{2,5})-\d{3,}\b")
-"""An identifier in a request: letters, a hyphen, digits ("MT-204589")."""
-
 EXAMPLES_FILE = "examples.yaml"
 """The router's examples, in ``troupe/routing/data``: each group with where it came from."""
 WORDS_FILE = "words.yaml"
@@ -119,6 +90,45 @@ def _examples(group: str) -> tuple[str, ...]:
 def _word_list(group: str) -> frozenset[str]:
     return frozenset(str(word) for word in _data(WORDS_FILE)[group]["words"])
 
+
+_WORD = re.compile(r"\w+", re.U)
+_URL = re.compile(r"\bhttps?://\S+|(?<![@\w.-])(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev)\b", re.I)
+"""A web address; not the domain of an e-mail address ("ops@example.com")."""
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+"""An e-mail address: neither a web address nor a file's name."""
+_BACKTICK = re.compile(r"`[^`]+`")
+_COMMAND_LINE = re.compile(
+    r"(?<![\w./-])(?:"
+    + "|".join(sorted((re.escape(w) for w in _word_list("executables")), key=len, reverse=True))
+    + r")(?:\s+(?:-{1,2}[A-Za-z][\w-]*|[\w.-]*[/.][\w./-]*\w|\d[\d.]*|'[^']*'|\"[^\"]*\"))+",
+)
+"""An unquoted command line: a program of ``executables`` (words.yaml) and its
+arguments ("python3 tools/abv.py 1.056 1.012", "wc -l"), never "find the
+files" or "make sure" (an argument is a flag, a file, a number or a quoted
+value)."""
+_COMMAND = re.compile(f"{_BACKTICK.pattern}|{_COMMAND_LINE.pattern}")
+_PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.[a-z0-9]{1,5}\b|\b[\w-]+/[\w./-]*")
+_SECRET = re.compile(r"\{\{\s*secret:[^}]+\}\}")
+
+STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
+    "url": (_URL, ("url", "link", "href", "website", "web")),
+    "command": (_COMMAND, ("command", "cmd", "shell", "script")),
+    "path": (_PATH, ("path", "file", "files", "filename", "folder", "directory")),
+    "secret": (_SECRET, ("secret", "secrets")),
+}
+"""Kind of structure -> (how it looks in a request, words that mark an agent
+whose tools take it: in a tool's parameter names, its name or the agent's keywords)."""
+
+_SHAPE_DESCRIBED = re.compile(
+    r"(?<![\w-])(?P<prefix>[A-Z]{2,5})-(?:[#X]{3,}|N{3,}|\\d|\[0-9\]|(?=['\"`\s]|$))"
+    r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{2,5})-\d{3,}\b"
+)
+"""An identifier's shape as a tool's author describes it: "(MT-######)",
+"'LF-' and five digits", "its WR- reference", a schema pattern "^SP-\\d{5}$", an example value
+"e.g. PC-552810". Its letters are what tells one thing's number from
+another's (a ticket's from a parcel's)."""
+_SHAPED = re.compile(r"(?<![\w-])(?P<prefix>[A-Za-z]{2,5})-\d{3,}\b")
+"""An identifier in a request: letters, a hyphen, digits ("MT-204589")."""
 
 GREETINGS: tuple[str, ...] = _examples("greetings")
 """Examples of the greeting class, in the languages the router is measured on."""
@@ -564,8 +574,11 @@ def lexical_score(
 
 def structures_in(text: str) -> set[str]:
     """The kinds of :data:`STRUCTURES` that appear in ``text`` (a URL's path is
-    not a file path, nor is a secret's placeholder)."""
+    not a file path, nor is a secret's placeholder, nor a command's argument)."""
     rest = _SECRET.sub(" ", _URL.sub(" ", _EMAIL.sub(" ", text)))
+    commands = _COMMAND.sub(" ", rest)
+    if commands != rest:
+        return {"command", *(kind for kind in structures_in(commands) if kind != "command")}
     return {
         kind
         for kind, (pattern, _) in STRUCTURES.items()
@@ -713,6 +726,19 @@ def _tells_what_happened(part: str) -> bool:
     )
 
 
+_REPORTING_OPENERS = _word_list("reporting_openers")
+_WHERE_WORDS = _PLACE_WORDS | {"on", "in", "auf", "im", "en", "sur", "dans", "em", "na", "no"}
+
+
+def _only_where(part: str) -> bool:
+    """A part that only says where the next one happens ("On example.com"):
+    a preposition and a web address or a file, no step of its own."""
+    if not (_URL.search(part) or _PATH.search(part)):
+        return False
+    tokens = _tokens(_PATH.sub(" ", _URL.sub(" ", part)))
+    return 0 < len(tokens) <= 2 and tokens[0] in _WHERE_WORDS
+
+
 def split_clauses(text: str) -> list[str]:
     """The parts of a request joined by 'and', 'then', commas (and their
     German, Spanish, French and Portuguese forms), each with two words or more;
@@ -780,20 +806,40 @@ class Router:
         return self._spread
 
     def _structure_signal(self, profile: AgentProfile, found: set[str], shaped: set[str]) -> float:
-        """The structure signal for ``profile``: 1 when the request holds a
-        structure it takes (a URL, a path, a command, a secret), else 1 over the
-        number of the team's agents that take the most telling identifier shape
-        of the request it takes too. A member number that four desks take counts
-        a quarter, so it does not outweigh the words of the request."""
-        if found & profile.structures:
-            return 1.0
+        """The structure signal for ``profile``: the share of the request's
+        structures (a URL, a path, a command, a secret) it takes, so that of
+        "count the lines of log.csv with wc -l" the agent that runs commands and
+        reads files takes both, one that only hashes files half; else 1 over
+        the number of the team's agents that take the most telling identifier
+        shape of the request it takes too, when that is more. A member number that four desks take
+        counts a quarter, so it does not outweigh the words of the request."""
+        taken = len(found & profile.structures) / len(found) if found else 0.0
+        if taken == 1.0:
+            return taken
         if self._takers is None:
             counts: dict[str, int] = {}
             for other in self.profiles:
                 for shape in other.shapes:
                     counts[shape] = counts.get(shape, 0) + 1
             self._takers = counts
-        return max((1 / self._takers.get(s, 1) for s in shaped & profile.shapes), default=0.0)
+        return max([taken, *(1 / self._takers.get(s, 1) for s in shaped & profile.shapes)])
+
+    def _asks_for_the_result(self, part: str) -> bool:
+        """A part that only asks to be told what the step before found ("tell
+        me what comes up", "y dime el porcentaje"): it opens with a word of
+        ``reporting_openers`` and holds no structure, no name or number and no
+        word of the team's own; "tell me what a replacement bin costs" and "sag
+        mir, ob Riverside Möbel annimmt" ask something new."""
+        cased = _WORD.findall(part)
+        tokens = [t.lower() for t in cased]
+        while tokens and tokens[0] in _JOINING_WORDS:
+            cased, tokens = cased[1:], tokens[1:]
+        if not tokens or tokens[0] not in _REPORTING_OPENERS or structures_in(part):
+            return False
+        named = any(w[:1].isupper() or w[:1].isdigit() for w in cased[1:])
+        team = self._team_words
+        own = [t for t in tokens[1:] if len(t) > 2 and t not in _COMMON_WORDS]
+        return not named and not any(_stem(t) in team or t in team for t in own)
 
     def _shared_inputs(self) -> frozenset[str]:
         """Words of the parameter names that most of the team's workers share
@@ -1111,6 +1157,10 @@ class Router:
                     continue  # "cancel it": the step before's thing, maybe its work
                 if j > 0 and _tells_what_happened(part):
                     continue  # "..., it got cancelled and nothing came back": the story
+                if 0 < j == len(parts) - 1 and self._asks_for_the_result(part):
+                    continue  # "... and tell me what comes up": the step before's report
+                if j < len(parts) - 1 and _only_where(part):
+                    continue  # "On example.com, type ...": where the next step happens
                 if self._owns_clause(top):
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
@@ -1376,7 +1426,13 @@ class Router:
         # asks for an explanation ("what is a knowledge graph?").
         world = best.structure == 0 and is_open_question(text)
         if world and (not best.keyword or asks_for_explanation(text)):
-            return RouteDecision("defer", None, confidence, tuple(ranked), compound=compound)
+            # Unless its meaning is the agent's work by far more than a
+            # question's or small talk's ("what day are bins collected on
+            # Orchard Lane?"): then the agent is the model's guess.
+            small_talk = max(question, greeting)
+            mine = not asks_for_explanation(text) and best.nearest >= small_talk + DIRECT_MARGIN
+            guess = best.name if mine else None
+            return RouteDecision("defer", guess, confidence, tuple(ranked), compound=compound)
         if (
             faint
             and best.nearest < self._nobody_below(best.name)

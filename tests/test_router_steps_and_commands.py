@@ -1,0 +1,161 @@
+"""What the router reads as a step, a command and an identifier's shape.
+
+A command line needs no back-quotes to be one ("grep log.csv for batch 14"),
+and the file it names is its argument, not a file for whoever takes a path. A
+part of a request that only asks to be told what the step before found ("and
+tell me what comes up"), or only says where the next one happens ("On
+example.com, ..."), is no step of its own. An author may describe an
+identifier by its letters alone ("its WR- reference"). A question whose
+meaning is an agent's work far more than small talk's keeps that agent as the
+model's guess."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from troupe import Config, build_agent_tree
+from troupe.builtins import builtin_tools
+from troupe.routing.encoder import Encoder
+from troupe.routing.router import AgentProfile, Router, structures_in
+
+
+def _desk() -> list[AgentProfile]:
+    """A small team: one agent runs commands and reads files, one hashes
+    files, one browses the web, one keeps notes."""
+    return [
+        AgentProfile.build(
+            "shell",
+            texts=["Runs shell commands and reads and writes files in the project."],
+            keywords=["command", "file", "folder"],
+            tool_names=["shell_run", "shell_read_file"],
+            parameter_names=["command", "path"],
+        ),
+        AgentProfile.build(
+            "hasher",
+            texts=["Computes checksums of files and text."],
+            keywords=["checksum", "hash", "digest"],
+            tool_names=["hasher_file_checksum"],
+            parameter_names=["path", "algorithm"],
+        ),
+        AgentProfile.build(
+            "browser",
+            texts=["Opens web pages, reads them and fills in forms on websites."],
+            keywords=["web page", "website", "browse"],
+            tool_names=["browser_open", "browser_type", "browser_screenshot"],
+            parameter_names=["url", "text", "path"],
+        ),
+        AgentProfile.build(
+            "notes",
+            texts=["Keeps the user's notes and their history and finds them again."],
+            keywords=["note", "history", "remember", "search"],
+            tool_names=["notes_save", "notes_search"],
+            parameter_names=["text", "query"],
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def router(encoder: Encoder) -> Router:
+    return Router(_desk(), encoder)
+
+
+@pytest.fixture(scope="module")
+def default_team(tmp_path_factory: pytest.TempPathFactory) -> Router:
+    """The router of troupe's default team over its built-in tools."""
+    workspace = tmp_path_factory.mktemp("workspace")
+    tools = builtin_tools(workspace=workspace)
+    root = build_agent_tree(Config(tools=tools, model="offline", router="auto"))
+    fast = getattr(root, "troupe_router", None)
+    assert fast is not None
+    return asyncio.run(fast.router())
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("grep batches/log.csv for the rows of batch 14", {"command"}),
+        ("Run python3 tools/abv.py 1.056 1.012", {"command"}),
+        ("count the lines of batches/log.csv with wc -l", {"command", "path"}),
+        ("find the files I changed", set()),
+        ("make sure notes.txt is there", {"path"}),
+    ],
+)
+def test_an_unquoted_command_line_is_a_command_and_its_file_its_argument(
+    text: str, found: set[str]
+) -> None:
+    assert structures_in(text) == found
+
+
+def test_the_agent_that_runs_commands_takes_a_command_on_a_file(router: Router) -> None:
+    decision = router.decide("grep batches/fermentation_temps.csv for the rows of batch 14")
+    assert decision.candidates[0].name == "shell"
+    structure = {c.name: c.structure for c in decision.candidates}
+    assert structure["shell"] == 1.0 and structure["hasher"] == 0.0
+
+
+def test_an_agent_that_takes_only_some_of_a_requests_structures_gets_that_share(
+    router: Router,
+) -> None:
+    decision = router.decide("How many lines are in batches/log.csv? Use wc -l.")
+    structure = {c.name: c.structure for c in decision.candidates}
+    assert structure["shell"] == 1.0
+    assert structure["hasher"] == 0.5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you check https://brewers.example.org/ and tell me what they're talking about?",
+        "On https://www.example.com, type 'citra hops' in the search box and tell me what comes up",
+    ],
+)
+def test_telling_what_a_page_shows_is_the_same_step_as_opening_it(
+    default_team: Router, text: str
+) -> None:
+    decision = default_team.decide(text)
+    assert not decision.compound
+    assert decision.agent == "navigator"
+
+
+def test_a_last_step_that_asks_something_new_of_another_agent_is_still_a_step(
+    default_team: Router,
+) -> None:
+    decision = default_team.decide(
+        "Open https://www.example.com/news, then tell me what you remember about my hop orders"
+    )
+    assert decision.compound and decision.agent == "planner"
+
+
+def test_an_identifier_described_by_its_letters_alone_is_that_agents_shape() -> None:
+    profile = AgentProfile.build(
+        "reports",
+        texts=["Logs missed bin collections and looks reports up by their WR- reference."],
+        keywords=["missed bin", "report"],
+        tool_names=["pickup_report_missed", "pickup_report_status"],
+    )
+    assert "WR" in profile.shapes
+
+
+def test_a_question_about_an_agents_own_work_keeps_it_as_the_guess(encoder: Encoder) -> None:
+    team = [
+        AgentProfile.build(
+            "collections",
+            texts=["Says on which days each street's bins are collected, and changes at holidays."],
+            capabilities={"schedule_": "bin collection days by street"},
+            keywords=["collection day", "bin day", "schedule"],
+            tool_names=["schedule_next_collections", "schedule_holiday_changes"],
+        ),
+        AgentProfile.build(
+            "permits",
+            texts=["Sells extra bin permits and garden waste subscriptions."],
+            keywords=["permit", "subscription", "extra bin"],
+            tool_names=["permit_apply", "permit_fees"],
+        ),
+    ]
+    router = Router(team, encoder)
+    decision = router.decide("What day of the week are bins collected on Orchard Lane?")
+    assert decision.kind == "defer" and decision.agent == "collections"
+    small_talk = router.decide("How are you doing today?")
+    assert small_talk.agent is None
