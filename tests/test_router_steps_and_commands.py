@@ -7,7 +7,9 @@ tell me what comes up"), or only says where the next one happens ("On
 example.com, ..."), is no step of its own. An author may describe an
 identifier by its letters alone ("its WR- reference"). A question whose
 meaning is an agent's work far more than small talk's keeps that agent as the
-model's guess."""
+model's guess. A part of a request makes a step of its own only by naming
+its agent's words or structure: meaning alone, which a story ("there are
+five of us in the house") has too, leaves the decision to the model."""
 
 from __future__ import annotations
 
@@ -143,7 +145,7 @@ def test_a_question_about_an_agents_own_work_keeps_it_as_the_guess(encoder: Enco
         AgentProfile.build(
             "collections",
             texts=["Says on which days each street's bins are collected, and changes at holidays."],
-            capabilities={"schedule_": "bin collection days by street"},
+            capabilities=["bin collection days by street"],
             keywords=["collection day", "bin day", "schedule"],
             tool_names=["schedule_next_collections", "schedule_holiday_changes"],
         ),
@@ -159,3 +161,42 @@ def test_a_question_about_an_agents_own_work_keeps_it_as_the_guess(encoder: Enco
     assert decision.kind == "defer" and decision.agent == "collections"
     small_talk = router.decide("How are you doing today?")
     assert small_talk.agent is None
+
+
+def _bins_desk() -> list[AgentProfile]:
+    return [
+        AgentProfile.build(
+            "collections",
+            texts=["Says on which days each street's bins are collected."],
+            keywords=["collection day", "bin day"],
+            tool_names=["schedule_next_collections"],
+        ),
+        AgentProfile.build(
+            "permits",
+            texts=["Sells permits for an extra or a larger bin, and garden waste subscriptions."],
+            keywords=["permit", "larger bin", "extra bin", "subscription"],
+            tool_names=["permit_apply_for_bin", "permit_fees"],
+        ),
+        AgentProfile.build(
+            "reports",
+            texts=["A black bin that overflows every single week.", "A bin that was not emptied."],
+            keywords=["missed bin", "damaged bin", "complaint"],
+            tool_names=["pickup_report_missed", "pickup_report_damaged_bin"],
+        ),
+        AgentProfile.build(
+            "planner",
+            texts=["Plans a request of several steps and carries it out step by step."],
+            plans=True,
+        ),
+    ]
+
+
+def test_a_part_that_leans_to_an_agent_by_meaning_alone_makes_no_plan(encoder: Encoder) -> None:
+    router = Router(_bins_desk(), encoder)
+    decision = router.decide(
+        "Our black bin is overflowing every single week and there are five of us "
+        "in the house. Are we allowed a bigger one?"
+    )
+    assert not (decision.kind == "route" and decision.agent == "planner")
+    steps = router.decide("Report a missed bin at 4 Mill Lane, then apply for a larger bin permit")
+    assert steps.kind == "route" and steps.agent == "planner"

@@ -1161,7 +1161,10 @@ class Router:
                     continue  # "... and tell me what comes up": the step before's report
                 if j < len(parts) - 1 and _only_where(part):
                     continue  # "On example.com, type ...": where the next step happens
-                if self._owns_clause(top):
+                # A step of its own names its agent's words or structure;
+                # meaning alone, which a story has too ("there are five of us
+                # in the house"), only says the parts may not be one agent's.
+                if self._owns_clause(top) and (top[0].lexical > 0 or top[0].structure > 0):
                     owners.add(top[0].name)
                 nobodys = self.encoder is not None and _faint(top[0])
                 elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys
