@@ -200,3 +200,8 @@ def test_a_part_that_leans_to_an_agent_by_meaning_alone_makes_no_plan(encoder: E
     assert not (decision.kind == "route" and decision.agent == "planner")
     steps = router.decide("Report a missed bin at 4 Mill Lane, then apply for a larger bin permit")
     assert steps.kind == "route" and steps.agent == "planner"
+
+
+@pytest.mark.parametrize("text", ["make 2 reservations for Friday", "find 3 books on hops"])
+def test_a_program_name_followed_by_a_number_is_everyday_words(text: str) -> None:
+    assert "command" not in structures_in(text)

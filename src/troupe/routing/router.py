@@ -100,12 +100,13 @@ _BACKTICK = re.compile(r"`[^`]+`")
 _COMMAND_LINE = re.compile(
     r"(?<![\w./-])(?:"
     + "|".join(sorted((re.escape(w) for w in _word_list("executables")), key=len, reverse=True))
-    + r")(?:\s+(?:-{1,2}[A-Za-z][\w-]*|[\w.-]*[/.][\w./-]*\w|\d[\d.]*|'[^']*'|\"[^\"]*\"))+",
+    + r")(?:\s+(?:-{1,2}[A-Za-z][\w-]*|[\w.-]*[/.][\w./-]*\w|'[^']*'|\"[^\"]*\"))"
+    r"(?:\s+(?:-{1,2}[A-Za-z][\w-]*|[\w.-]*[/.][\w./-]*\w|\d[\d.]*|'[^']*'|\"[^\"]*\"))*",
 )
 """An unquoted command line: a program of ``executables`` (words.yaml) and its
 arguments ("python3 tools/abv.py 1.056 1.012", "wc -l"), never "find the
-files" or "make sure" (an argument is a flag, a file, a number or a quoted
-value)."""
+files", "make sure" or "make 2 copies" (its first argument is a flag, a file
+or a quoted value; numbers may follow)."""
 _COMMAND = re.compile(f"{_BACKTICK.pattern}|{_COMMAND_LINE.pattern}")
 _PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.[a-z0-9]{1,5}\b|\b[\w-]+/[\w./-]*")
 _SECRET = re.compile(r"\{\{\s*secret:[^}]+\}\}")
