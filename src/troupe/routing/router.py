@@ -125,9 +125,9 @@ _SHAPE_DESCRIBED = re.compile(
     r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{2,5})-\d{3,}\b"
 )
 """An identifier's shape as a tool's author describes it: "(MT-######)",
-"'LF-' and five digits", "its WR- reference", a schema pattern "^SP-\\d{5}$", an example value
-"e.g. PC-552810". Its letters are what tells one thing's number from
-another's (a ticket's from a parcel's)."""
+"'LF-' and five digits", "its WR- reference", a schema pattern "^SP-\\d{5}$",
+an example value "e.g. PC-552810". Its letters are what tells one thing's
+number from another's (a ticket's from a parcel's)."""
 _SHAPED = re.compile(r"(?<![\w-])(?P<prefix>[A-Za-z]{2,5})-\d{3,}\b")
 """An identifier in a request: letters, a hyphen, digits ("MT-204589")."""
 
@@ -809,11 +809,12 @@ class Router:
     def _structure_signal(self, profile: AgentProfile, found: set[str], shaped: set[str]) -> float:
         """The structure signal for ``profile``: the share of the request's
         structures (a URL, a path, a command, a secret) it takes, so that of
-        "count the lines of log.csv with wc -l" the agent that runs commands and
-        reads files takes both, one that only hashes files half; else 1 over
-        the number of the team's agents that take the most telling identifier
-        shape of the request it takes too, when that is more. A member number that four desks take
-        counts a quarter, so it does not outweigh the words of the request."""
+        "count the lines of log.csv with wc -l" the agent that runs commands
+        and reads files takes both, one that only hashes files half; or, when
+        more, 1 over the number of the team's agents that take the most
+        telling identifier shape of the request it takes too. A member number
+        that four desks take counts a quarter, so it does not outweigh the
+        words of the request."""
         taken = len(found & profile.structures) / len(found) if found else 0.0
         if taken == 1.0:
             return taken
