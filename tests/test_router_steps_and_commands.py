@@ -20,7 +20,7 @@ import pytest
 from troupe import Config, build_agent_tree
 from troupe.builtins import builtin_tools
 from troupe.routing.encoder import Encoder
-from troupe.routing.router import AgentProfile, Router, structures_in
+from troupe.routing.router import AgentProfile, Router, lexical_score, structures_in
 
 
 def _desk() -> list[AgentProfile]:
@@ -205,3 +205,22 @@ def test_a_part_that_leans_to_an_agent_by_meaning_alone_makes_no_plan(encoder: E
 @pytest.mark.parametrize("text", ["make 2 reservations for Friday", "find 3 books on hops"])
 def test_a_program_name_followed_by_a_number_is_everyday_words(text: str) -> None:
     assert "command" not in structures_in(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "keyword"),
+    [
+        ("Our green garden waste bin has been stolen from 15 Oak Avenue.", "stolen bin"),
+        ("what is the status of my order 48213?", "order status"),
+        ("the extra black bin I asked about", "extra bin"),
+    ],
+)
+def test_a_two_word_keyword_is_found_a_few_words_apart_in_either_order(
+    text: str, keyword: str
+) -> None:
+    assert lexical_score(text, [keyword]) > 0
+
+
+def test_a_two_word_keyword_is_not_found_across_a_whole_sentence() -> None:
+    text = "my bin was fine all week but somebody says a bike got stolen"
+    assert lexical_score(text, ["stolen bin"]) == 0

@@ -502,9 +502,23 @@ def _keyword_found(
     # none).
     first = parts[0][0]
     starts = [i for i in range(len(tokens) - n + 1) if tokens[i][:1] == first]
-    return any(all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in starts)
+    if any(all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in starts):
+        return True
+    if n != 2:
+        return False
+    # Two words a few apart, in either order: "stolen bin" in "the bin has
+    # been stolen", "order status" in "the status of my order".
+    at = [i for i, t in enumerate(tokens) if t[:1] == first and meets(t, parts[0])]
+    return any(
+        meets(tokens[k], parts[1])
+        for i in at
+        for k in range(max(0, i - _KEYWORD_SPAN), min(len(tokens), i + _KEYWORD_SPAN + 1))
+        if k != i
+    )
 
 
+_KEYWORD_SPAN = 3
+"""How far apart the two words of a keyword may be in a request (either order)."""
 _PLACE_WORDS = frozenset({"at", "from", "zum", "zur", "vom", "beim", "desde", "depuis", "au"})
 """Prepositions after which a keyword names where something is, not the work
 ("rent me a car at Lisbon airport", "pay it from my account")."""
