@@ -569,3 +569,15 @@ async def test_asked_for_a_json_choice_the_offline_orchestrator_chooses_as_it_wo
 
     assert simplify(chosen)[0] == simplify(plain)[0]
     assert not any('"agent"' in step.text for step in all_steps(chosen) if step.kind == "text")
+
+
+async def test_where_the_router_saw_one_step_the_stand_in_does_not_plan(
+    team_tools: list[Tool],
+) -> None:
+    routed = Assistant(build_agent_tree(Config(tools=team_tools, model="offline", router="auto")))
+
+    text = "On https://example.com, type 'citra hops' into the search box and tell me what comes up"
+    events = await run(routed, text)
+
+    transfers = [name for _, kind, name in simplify(events) if kind == "transfer"]
+    assert transfers[:1] == ["navigator"]

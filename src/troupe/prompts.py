@@ -251,6 +251,12 @@ def router_candidates(system: str) -> list[tuple[str, float]] | None:
     return [(m.group(1), float(m.group(2))) for m in _HINT_ITEM.finditer(line[len(_HINT_LINE) :])]
 
 
+def router_says_compound(system: str) -> bool:
+    """True when the router hint in ``system`` says the request has steps for
+    different agents."""
+    return HINT_COMPOUND in _hint_line(system)
+
+
 def router_says_nobody(system: str) -> bool:
     """True when the router hint in ``system`` says no agent's work is named."""
     return HINT_NOBODY in _hint_line(system)

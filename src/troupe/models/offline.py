@@ -662,11 +662,15 @@ class OfflineModel(BaseLlm):
         if note and prompts.asks_report(note):
             return [types.Part(text=_last_result_in_history(request))]
         excluded = _excluded_agents(request)
-        if (planner := self._planner_for(text, excluded)) is not None:
-            call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: planner.name})
-            return [types.Part(function_call=call)]
         system = system_text(request)
         hinted = prompts.router_candidates(system)
+        # Where the router scored the team and saw one step, its reading of
+        # the request stands; only a request that asks for a plan goes to the
+        # planner then.
+        one_step = bool(hinted) and not prompts.router_says_compound(system)
+        if (planner := self._planner_for(text, excluded, one_step=one_step)) is not None:
+            call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: planner.name})
+            return [types.Part(function_call=call)]
         if hinted is not None:
             # The router already scored the team: follow its best candidate,
             # or, when it names none, answer without one.
@@ -691,13 +695,16 @@ class OfflineModel(BaseLlm):
             return choice_reply(target)
         return choice_reply(None, " ".join(p.text for p in parts if p.text) or self._no_agent(text))
 
-    def _planner_for(self, text: str, excluded: set[str]) -> TeamRoute | None:
+    def _planner_for(
+        self, text: str, excluded: set[str], *, one_step: bool = False
+    ) -> TeamRoute | None:
         """The team's planner, when ``text`` opens by asking for a plan ("plan:
-        ...") or has steps for different members."""
+        ...") or, unless the router saw ``one_step``, has steps for different
+        members."""
         planner = next((r for r in self.team if r.plans and r.name not in excluded), None)
         if planner is not None and (_PLAN_LEAD.match(text) or _PLAN_COLON.match(text)):
             return planner
-        if planner is None or _asks_plan_only(text) or is_general_explanation(text):
+        if planner is None or one_step or _asks_plan_only(text) or is_general_explanation(text):
             return None
         owners = {owner for _, owner in _plan(text, [r for r in self.team if not r.plans])}
         return planner if len(owners) > 1 else None
