@@ -224,3 +224,10 @@ def test_a_two_word_keyword_is_found_a_few_words_apart_in_either_order(
 def test_a_two_word_keyword_is_not_found_across_a_whole_sentence() -> None:
     text = "my bin was fine all week but somebody says a bike got stolen"
     assert lexical_score(text, ["stolen bin"]) == 0
+
+
+def test_after_that_joins_two_steps(default_team: Router) -> None:
+    decision = default_team.decide(
+        "What do you remember about my stout? After that, search the knowledge base for oats."
+    )
+    assert decision.compound and decision.agent == "planner"

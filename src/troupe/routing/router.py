@@ -156,17 +156,18 @@ _CLAUSE_SPLIT = re.compile(
     r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+)?|,?\s+depois\s+)\s*",
     re.I,
 )
-_SEQUENCE = re.compile(
+_SEQUENCE_WORDS = (
     r"\b(?:then|afterwards|after that|dann|danach|luego|después|puis|ensuite|depois)\b"
-    rf"|[?.!]\s+{_CONDITION}",
-    re.I,
 )
+_SEQUENCE = re.compile(rf"{_SEQUENCE_WORDS}|[?.!]\s+{_CONDITION}", re.I)
 """Words that order one step after another: a request with them has steps."""
 _PLAN_WORDS = ("plan", "steps", "step by step")
 _JOINED = re.compile(
-    r";|\b(?:and|then|also|und|dann|danach|y|luego|después|et|puis|ensuite|e|depois)\b", re.I
+    r";|\b(?:and|also|und|y|et|e)\b|" + _SEQUENCE_WORDS,
+    re.I,
 )
-"""Words that join one step to another (a comma alone joins details)."""
+"""Words that join one step to another, "after that" among them (a comma
+alone joins details)."""
 
 _MIN_CLAUSE_WORDS = 2
 _OPENING_WORDS = _word_list("opening_words")
