@@ -231,3 +231,11 @@ def test_after_that_joins_two_steps(default_team: Router) -> None:
         "What do you remember about my stout? After that, search the knowledge base for oats."
     )
     assert decision.compound and decision.agent == "planner"
+
+
+@pytest.mark.parametrize("text", ["my hydrometer reads 0.002 high", "OG 1.056 and FG 1.012"])
+def test_a_decimal_number_is_no_file(text: str) -> None:
+    from troupe.models._offline_args import find_path
+
+    assert "path" not in structures_in(text)
+    assert find_path(text) is None

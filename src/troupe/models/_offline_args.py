@@ -9,10 +9,11 @@ from typing import Any
 _URL = re.compile(r"https?://[^\s'\"`<>)]+")
 _BACKTICK = re.compile(r"`([^`]+)`")
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
-# A file with an extension, a path from /, ./, ../ or ~/, or a directory
-# written with a trailing slash ("docs/", "src/troupe/").
+# A file with an extension (which starts with a letter: "0.002" is a number),
+# a path from /, ./, ../ or ~/, or a directory written with a trailing slash
+# ("docs/", "src/troupe/").
 _PATH = re.compile(
-    r"(?<![\w/.])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}"
+    r"(?<![\w/.])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}"
     r"|(?:\.{1,2}|~)?/[\w./-]*"
     r"|[\w.-]+(?:/[\w.-]+)*/(?![\w-]|\.[\w./]))"
 )

@@ -108,7 +108,11 @@ arguments ("python3 tools/abv.py 1.056 1.012", "wc -l"), never "find the
 files", "make sure" or "make 2 copies" (its first argument is a flag, a file
 or a quoted value; numbers may follow)."""
 _COMMAND = re.compile(f"{_BACKTICK.pattern}|{_COMMAND_LINE.pattern}")
-_PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.[a-z0-9]{1,5}\b|\b[\w-]+/[\w./-]*")
+_PATH = re.compile(
+    r"(?<![\w/])(?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.[a-z][a-z0-9]{0,4}\b|\b[\w-]+/[\w./-]*"
+)
+"""A file's name with its extension, or a path with a slash; never a number
+("reads 0.002 high", "OG 1.056"): an extension starts with a letter."""
 _SECRET = re.compile(r"\{\{\s*secret:[^}]+\}\}")
 
 STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
