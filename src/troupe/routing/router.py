@@ -506,20 +506,18 @@ def _keyword_found(
     # only the places whose token does are tried (most requests, most keywords:
     # none).
     first = parts[0][0]
+    if n == 2:
+        # Two words a few apart, in either order: "stolen bin" in "the bin
+        # has been stolen", "order status" in "the status of my order".
+        at = [i for i, t in enumerate(tokens) if t[:1] == first and meets(t, parts[0])]
+        return any(
+            meets(tokens[k], parts[1])
+            for i in at
+            for k in range(max(0, i - _KEYWORD_SPAN), min(len(tokens), i + _KEYWORD_SPAN + 1))
+            if k != i
+        )
     starts = [i for i in range(len(tokens) - n + 1) if tokens[i][:1] == first]
-    if any(all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in starts):
-        return True
-    if n != 2:
-        return False
-    # Two words a few apart, in either order: "stolen bin" in "the bin has
-    # been stolen", "order status" in "the status of my order".
-    at = [i for i, t in enumerate(tokens) if t[:1] == first and meets(t, parts[0])]
-    return any(
-        meets(tokens[k], parts[1])
-        for i in at
-        for k in range(max(0, i - _KEYWORD_SPAN), min(len(tokens), i + _KEYWORD_SPAN + 1))
-        if k != i
-    )
+    return any(all(meets(tokens[i + j], parts[j]) for j in range(n)) for i in starts)
 
 
 _KEYWORD_SPAN = 3
