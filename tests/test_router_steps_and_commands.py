@@ -239,3 +239,8 @@ def test_a_decimal_number_is_no_file(text: str) -> None:
 
     assert "path" not in structures_in(text)
     assert find_path(text) is None
+
+
+def test_a_command_beside_a_web_address_or_a_secret_keeps_them() -> None:
+    text = "open https://example.com/status, then run `curl -H {{secret:TOKEN}} api/health`"
+    assert structures_in(text) == {"url", "command", "secret"}

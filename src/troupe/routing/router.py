@@ -594,13 +594,12 @@ def structures_in(text: str) -> set[str]:
     """The kinds of :data:`STRUCTURES` that appear in ``text`` (a URL's path is
     not a file path, nor is a secret's placeholder, nor a command's argument)."""
     rest = _SECRET.sub(" ", _URL.sub(" ", _EMAIL.sub(" ", text)))
-    commands = _COMMAND.sub(" ", rest)
-    if commands != rest:
-        return {"command", *(kind for kind in structures_in(commands) if kind != "command")}
+    searched = {"url": text, "secret": text, "command": rest}
+    no_commands = _COMMAND.sub(" ", rest)
     return {
         kind
         for kind, (pattern, _) in STRUCTURES.items()
-        if pattern.search(text if kind in ("url", "secret") else rest)
+        if pattern.search(searched.get(kind, no_commands))
     }
 
 
@@ -730,14 +729,20 @@ _JOINING_WORDS = frozenset(
 )
 
 
+def _after_joining(words: list[str]) -> list[str]:
+    """``words`` without the joining words they open with ("and then ...")."""
+    start = 0
+    while start < len(words) and words[start].lower() in _JOINING_WORDS:
+        start += 1
+    return words[start:]
+
+
 def _tells_what_happened(part: str) -> bool:
     """A part of a request that tells what happened ("the ticket machine was
     broken", "i coudnt buy one"): the story behind the request, not a step.
     Its first word does not count: "was kostet der Versand?" asks, in German,
     and "was it delivered?" asks too."""
-    tokens = _tokens(part)
-    while tokens and tokens[0] in _JOINING_WORDS:
-        tokens = tokens[1:]
+    tokens = _after_joining(_tokens(part))
     return any(
         token in _NARRATIVE_WORDS or (len(token) > 5 and _fuzzy_equal(token, "couldnt"))
         for token in tokens[1:]
@@ -849,10 +854,8 @@ class Router:
         ``reporting_openers`` and holds no structure, no name or number and no
         word of the team's own; "tell me what a replacement bin costs" and "sag
         mir, ob Riverside Möbel annimmt" ask something new."""
-        cased = _WORD.findall(part)
+        cased = _after_joining(_WORD.findall(part))
         tokens = [t.lower() for t in cased]
-        while tokens and tokens[0] in _JOINING_WORDS:
-            cased, tokens = cased[1:], tokens[1:]
         if not tokens or tokens[0] not in _REPORTING_OPENERS or structures_in(part):
             return False
         named = any(w[:1].isupper() or w[:1].isdigit() for w in cased[1:])
