@@ -13,7 +13,7 @@ from ..prompts import TRANSFER_TOOL
 from ..remote import REMOTE_FAILED
 from ..routing.fastpath import ROUTER_NAME, is_router_call
 from ..terminal_text import json_text
-from .approvals import REQUEST_CONFIRMATION, is_approval_plumbing
+from .approvals import REQUEST_CONFIRMATION, approval_requests, is_approval_plumbing
 
 FAILURE_CODES = frozenset({REMOTE_FAILED, TOOL_NAME_CONFLICT})
 """``error_code`` values of the events that end a turn as failed."""
@@ -148,17 +148,10 @@ def _user_lines(event: Event) -> list[Line]:
 
 
 def _approval_asked(event: Event) -> list[Line]:
-    """The question a paused tool call asks, one line per call; the placeholder
-    result ("requires confirmation") says nothing and is left out."""
-    lines = []
-    for call in event.get_function_calls():
-        if call.name != REQUEST_CONFIRMATION:
-            continue
-        args = call.args or {}
-        original = args.get("originalFunctionCall") or {}
-        confirmation = args.get("toolConfirmation") or {}
-        effect = (confirmation.get("payload") or {}).get("effect") or {}
-        said = effect.get("summary") or confirmation.get("hint") or ""
-        tool = original.get("name")
-        lines.append(Line(event.author, "approval", tool, said or _dump(original.get("args", {}))))
-    return lines
+    """The question a paused tool call asks, one line per call (what it would
+    do, else its arguments); the placeholder result ("requires confirmation")
+    says nothing and is left out."""
+    return [
+        Line(asked.agent, "approval", asked.tool, asked.effect.get("summary") or _dump(asked.args))
+        for asked in approval_requests(event)
+    ]
