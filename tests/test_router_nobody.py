@@ -127,3 +127,8 @@ def test_an_identifier_counts_for_each_agent_that_takes_it_by_its_share(
     assert structure["members"] == share
     assert structure["classes"] == (share if shared else 0.0)
     assert structure["courts"] == 0.0
+
+
+def test_a_router_with_another_threshold_keeps_the_teams_gaps(router: Router) -> None:
+    text = "Can I get a gift card worth 40 euros for my brother?"
+    assert router.with_threshold(0.3).decide(text).nobody

@@ -922,6 +922,7 @@ class Router:
         other._keyword_rows, other._word_vectors = self._keyword_rows, self._word_vectors
         other._spread, other._words = self._spread, self._words
         other._shared, other._phrases = self._shared, self._phrases
+        other._orphans = self._orphans  # found with the matrix, not after it
         return other
 
     def _phrase_matrix(self) -> Any:
