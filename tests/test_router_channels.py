@@ -56,6 +56,9 @@ def _restaurant(texting: bool) -> list[AgentProfile]:
         "Print tonight's menu on the office printer.",
         "Call a taxi for the guest at table 3.",
         "Send an email to the guest of reservation R-40213 saying the table is ready.",
+        "Send a text message to the guest of R-40213 saying the table is ready.",
+        "Put reservation R-40213 in my Google Calendar for Friday.",
+        "Give the guests of R-40213 a phone call about the later start.",
     ],
 )
 def test_a_channel_nobody_has_is_nobody_s_work(encoder: Encoder, text: str) -> None:
@@ -64,10 +67,15 @@ def test_a_channel_nobody_has_is_nobody_s_work(encoder: Encoder, text: str) -> N
     assert (decision.kind, decision.agent, decision.nobody) == ("defer", None, True)
 
 
-def test_on_a_team_that_texts_an_sms_is_its_messenger_s(encoder: Encoder) -> None:
-    decision = Router(_restaurant(texting=True), encoder).decide(
-        "Send an SMS to all of tonight's guests saying we open an hour late."
-    )
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Send an SMS to all of tonight's guests saying we open an hour late.",
+        "Send a text message to all of tonight's guests saying we open an hour late.",
+    ],
+)
+def test_on_a_team_that_texts_an_sms_is_its_messenger_s(encoder: Encoder, text: str) -> None:
+    decision = Router(_restaurant(texting=True), encoder).decide(text)
 
     assert decision.nobody is False
     assert decision.candidates[0].name == "messenger"

@@ -244,3 +244,35 @@ def test_a_decimal_number_is_no_file(text: str) -> None:
 def test_a_command_beside_a_web_address_or_a_secret_keeps_them() -> None:
     text = "open https://example.com/status, then run `curl -H {{secret:TOKEN}} api/health`"
     assert structures_in(text) == {"url", "command", "secret"}
+
+
+def test_a_plan_word_inside_a_web_address_asks_for_no_plan(default_team: Router) -> None:
+    decision = default_team.decide(
+        "According to https://www.example.org/moon/phases/, when is the next full Moon?"
+    )
+    assert not decision.compound
+    assert decision.candidates[0].name == "navigator"
+
+
+def test_the_words_of_a_path_are_no_agent_s_keywords(router: Router) -> None:
+    decision = router.decide("read notes/history/2025-10-03.md")
+    lexical = {c.name: c.lexical for c in decision.candidates}
+    assert lexical["notes"] == 0.0
+    assert decision.candidates[0].name in ("shell", "hasher")
+
+
+def test_saving_a_screenshot_as_a_file_is_the_browser_s_own_step(default_team: Router) -> None:
+    decision = default_team.decide(
+        "Take a screenshot of https://www.example.org/ and save it as shot.png."
+    )
+    assert not decision.compound
+    assert decision.candidates[0].name == "navigator"
+
+
+def test_a_file_step_in_its_own_agent_s_words_is_still_a_step_of_its_own(
+    default_team: Router,
+) -> None:
+    decision = default_team.decide(
+        "Take a screenshot of https://www.example.org/ and then read notes.txt."
+    )
+    assert decision.compound

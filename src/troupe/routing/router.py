@@ -615,7 +615,9 @@ _QUESTION_OPENERS = _word_list("question_openers")
 """Words a question about the world opens with ("what is", "warum", "comment"),
 within its first :data:`_OPENER_WITHIN` words ("could you explain ...")."""
 _OPENER_WITHIN = 4
-_CHANNELS = _word_list("channels")
+_CHANNELS = frozenset(w for w in _word_list("channels") if " " not in w)
+_CHANNEL_PHRASES = tuple(tuple(w.split()) for w in _word_list("channels") if " " in w)
+"""Channels said in more than one word ("text message", "phone call")."""
 """Ways to reach outside the machine few teams have a tool for (SMS, a printer)."""
 _SENDING_WORDS = _word_list("sending_words")
 _MAIL_WORDS = frozenset({"email", "mail", "emails", "mails"})
@@ -1099,7 +1101,7 @@ class Router:
         shaped = {m["prefix"].upper() for m in _SHAPED.finditer(asked)}
         # An address or a path is structure; its letters ("http", "docs") are
         # not words of the request as well.
-        words = _URL.sub(" ", asked)
+        words = _PATH.sub(" ", _URL.sub(" ", asked))
         tokens = _tokens(words)
         out = []
         for profile, sem, near in zip(self.profiles, semantic, nearest, strict=True):
@@ -1172,10 +1174,13 @@ class Router:
             parts = clauses[i]
             owners = set()
             elsewhere = another = False
+            before: str | None = None
             for j, part in enumerate(parts if len(parts) > 1 else ()):
                 top = self._candidates(
                     part, semantic[offset + j], nearest[offset + j], translated[offset + j]
                 )
+                if self._argument_of(before, top):
+                    continue  # "... and save it as lpmap.png": the step before's file
                 if BARE_PRONOUN.match(part) and not top[0].keyword:
                     continue  # "cancel it": the step before's thing, maybe its work
                 if j > 0 and _tells_what_happened(part):
@@ -1189,6 +1194,7 @@ class Router:
                 # in the house"), only says the parts may not be one agent's.
                 if self._owns_clause(top) and (top[0].lexical > 0 or top[0].structure > 0):
                     owners.add(top[0].name)
+                    before = top[0].name
                 nobodys = self.encoder is not None and _faint(top[0])
                 elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys
                 another = another or (
@@ -1224,6 +1230,16 @@ class Router:
                 )
             )
         return decisions
+
+    @staticmethod
+    def _argument_of(before: str | None, ranked: Sequence[Candidate]) -> bool:
+        """A part that names no agent's work, only a thing (a file, an address)
+        that the agent of the step before takes too ("take a screenshot of
+        https://… and save it as lpmap.png"): where that step puts its
+        result, not a step of its own."""
+        if before is None or any(c.lexical > 0 for c in ranked) or ranked[0].structure == 0:
+            return False
+        return any(c.name == before and c.structure > 0 for c in ranked)
 
     def _opens_with_a_stranger(self, text: str, translated: Mapping[str, set[str]]) -> bool:
         """``text`` opens with a word no agent of the team is described by,
@@ -1278,7 +1294,9 @@ class Router:
         planner = next((p for p in self.profiles if p.plans), None)
         if planner is None:
             return False
-        tokens = _tokens(text)
+        # A plan word inside an address, a path or a quote ("…/moon/phases/")
+        # is part of a name, not a request for a plan.
+        tokens = _tokens(_PATH.sub(" ", _URL.sub(" ", _QUOTED_SPAN.sub(" ", text))))
         for keyword in planner.lexical_keywords:
             parts = _keyword_tokens(keyword)
             for i in range(len(tokens) - len(parts) + 1):
@@ -1333,7 +1351,21 @@ class Router:
                 continue
             if asked and _stem(token) not in known:
                 return True
+        for phrase in _CHANNEL_PHRASES:
+            n = len(phrase)
+            said = any(tuple(tokens[i : i + n]) == phrase for i in range(len(tokens) - n + 1))
+            if said and not self._describes(" ".join(phrase)):
+                return True
         return False
+
+    def _describes(self, phrase: str) -> bool:
+        """Some agent of the team is described by ``phrase`` (its texts,
+        keywords or tools), word for word."""
+        return any(
+            phrase in text.lower()
+            for p in self.profiles
+            for text in (*p.phrases, *p.lexical_keywords)
+        )
 
     def _asks_for_a_plan(self, parts: Sequence[str]) -> bool:
         """Several steps whose first one opens by asking for the planning agent's
