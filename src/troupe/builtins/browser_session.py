@@ -17,7 +17,7 @@ import importlib.util
 import logging
 import os
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -148,6 +148,9 @@ class BrowserSession:
         self.executable = executable
         self.egress = egress or EgressPolicy()
         """Where pages may go; every request and redirect hop is checked against it."""
+        self.stand_in: Callable[[str], str] | None = None
+        """When set, every page is this function's HTML for its address and no
+        request leaves the machine (``troupe eval --web stand-in``)."""
         self._refused: dict[Scope, list[str]] = {}
         self._approved: set[Scope] = set()
         self.navigation_timeout_s = navigation_timeout_s
@@ -351,6 +354,9 @@ class BrowserSession:
 
     def refusal(self, url: str, scope: Scope = DEFAULT_SCOPE) -> str | None:
         """Why a page of ``scope`` may not load ``url`` now, or None when it may."""
+        if self.stand_in is not None:
+            # Nothing is fetched: the address is checked, its name not looked up.
+            return self.egress.refusal(url, resolve=False)
         if scope not in self._approved and self.egress.needs_approval(url):
             return (
                 f"refused: {url!r} is on a host browser.allow_hosts does not list, and "
@@ -373,6 +379,9 @@ class BrowserSession:
         """
         url = route.request.url
         reason = await asyncio.to_thread(self.refusal, url, scope)
+        if reason is None and self.stand_in is not None:
+            await route.fulfill(status=200, content_type="text/html", body=self.stand_in(url))
+            return
         if reason is None:
             reason = await self._pass_on(route, url, scope)
             if reason is None:
@@ -415,6 +424,9 @@ class BrowserSession:
 
     async def _guard_socket(self, socket_route: WebSocketRoute, scope: Scope) -> None:
         reason = await asyncio.to_thread(self.refusal, socket_route.url, scope)
+        if reason is None and self.stand_in is not None:
+            await socket_route.close()  # a stand-in page has no server to talk to
+            return
         if reason is None:
             socket_route.connect_to_server()
             return

@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +21,15 @@ from .common import fail, quiet_logs
 from .options import ApiBaseOpt, ConfigOpt, ModelOpt, RouterOpt
 
 RESULTS = Path("bench/results")
+
+
+class WebMode(StrEnum):
+    """Where the navigator's pages come from in an evaluation."""
+
+    live = "live"
+    stand_in = "stand-in"
+
+
 REPORT_WIDTH = 160
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -82,6 +92,15 @@ def eval_command(
             file_okay=False,
         ),
     ] = None,
+    web: Annotated[
+        WebMode,
+        typer.Option(
+            "--web",
+            help="live: the navigator loads the real web. stand-in: every page is one "
+            "troupe makes from its address and nothing leaves the machine, for a set whose "
+            "web steps should run where there is no network.",
+        ),
+    ] = WebMode.live,
     log: Annotated[
         Path | None,
         typer.Option(
@@ -117,6 +136,7 @@ def eval_command(
                 threshold=threshold,
                 stub_tools=stub_tools,
                 files=files,
+                web=web,
             )
     except TroupeError as exc:
         raise fail(exc) from None
@@ -151,6 +171,7 @@ def _run(
     threshold: float | None = None,
     stub_tools: bool = False,
     files: Path | None = None,
+    web: WebMode = WebMode.live,
 ) -> tuple[dict[str, Any], bool]:
     """The report, and whether the environment gives a terminal width (COLUMNS)."""
     from ..config import router_mode
@@ -186,14 +207,15 @@ def _run(
         check_labels(cases, root)
         label = model_label(root.model)
         start = time.perf_counter()
-        with _progress(len(cases), label) as advance:
+        with _progress(len(cases), label) as advance, _web(web):
             results = asyncio.run(
                 _evaluate(root, cases, concurrency=concurrency, on_result=lambda _: advance())
             )
     report = build_report(
         results,
         model=f"{label}, router {router_mode(team_config)}, "
-        + ("stub tools" if stub_tools else "built-in tools"),
+        + ("stub tools" if stub_tools else "built-in tools")
+        + (", web stand-in" if web is WebMode.stand_in else ""),
         dataset=_dataset_label(dataset),
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,
@@ -213,6 +235,24 @@ async def _evaluate(
         return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
     finally:
         await close_model_clients()
+
+
+@contextmanager
+def _web(web: WebMode) -> Iterator[None]:
+    """The navigator's pages made from their addresses (``--web stand-in``) while
+    the evaluation runs."""
+    if web is not WebMode.stand_in:
+        yield
+        return
+    from ..builtins.browser_session import shared_browser
+    from ..builtins.stand_in_web import stand_in_page
+
+    browser = shared_browser()
+    browser.stand_in = stand_in_page
+    try:
+        yield
+    finally:
+        browser.stand_in = None
 
 
 def _stub_tools() -> list[Any]:
