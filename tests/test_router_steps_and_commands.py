@@ -276,3 +276,52 @@ def test_a_file_step_in_its_own_agent_s_words_is_still_a_step_of_its_own(
         "Take a screenshot of https://www.example.org/ and then read notes.txt."
     )
     assert decision.compound
+
+
+def test_a_file_is_for_the_agent_most_of_whose_tools_take_one() -> None:
+    team = [
+        AgentProfile.build(
+            "files",
+            texts=["Reads, writes and lists the user's files."],
+            tool_names=["files_read", "files_write", "files_list"],
+            tool_parameters=[["path"], ["path", "text"], ["path"]],
+            parameter_names=["path", "text"],
+        ),
+        AgentProfile.build(
+            "pages",
+            texts=["Opens web pages and shows them."],
+            tool_names=["pages_open", "pages_extract", "pages_screenshot"],
+            tool_parameters=[["url"], ["selector"], ["path"]],
+            parameter_names=["url", "selector", "path"],
+        ),
+    ]
+    router = Router(team, None)
+
+    decision = router.decide("show me brick_walls.md")
+
+    structure = {c.name: c.structure for c in decision.candidates}
+    assert structure["files"] == 1.0
+    assert structure["pages"] == pytest.approx(1 / 3)
+
+
+def test_an_agent_whose_tools_are_not_known_takes_its_structures_fully() -> None:
+    profile = AgentProfile.build("files", texts=["Reads files."], keywords=["file"])
+    decision = Router([profile], None).decide("show me brick_walls.md")
+    assert decision.candidates[0].structure == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Geh auf tagesschau.de und nenn mir die erste Meldung.", "open github.com/torvalds/linux"],
+)
+def test_a_bare_web_address_is_an_address_with_its_path(text: str) -> None:
+    assert structures_in(text) == {"url"}
+
+
+def test_a_later_step_in_another_agent_s_words_is_not_routed_to_the_first(
+    default_team: Router,
+) -> None:
+    decision = default_team.decide(
+        "Run `wc -l sessions.csv` and then remember how many lines my session log has."
+    )
+    assert decision.kind != "route" or decision.agent == "planner"

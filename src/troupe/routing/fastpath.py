@@ -143,6 +143,7 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
         keywords=keywords,
         tool_names=[t.name for t in tools],
         parameter_names=[p for declared in parameters for p in declared],
+        tool_parameters=[list(declared) for declared in parameters],
         parameter_texts=[t for declared in parameters for t in _parameter_texts(declared)],
         fragments=fragments,
         capabilities=capabilities,

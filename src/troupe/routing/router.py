@@ -92,7 +92,11 @@ def _word_list(group: str) -> frozenset[str]:
 
 
 _WORD = re.compile(r"\w+", re.U)
-_URL = re.compile(r"\bhttps?://\S+|(?<![@\w.-])(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev)\b", re.I)
+_URL = re.compile(
+    r"\bhttps?://\S+|(?<![@\w.-])(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|gov|edu|info|eu|de|"
+    r"fr|uk|nl|es|it|ch|at|be|se|dk|fi|ie|ca|au|nz|jp|br)\b(?:/[\w./%?=&#-]*)?",
+    re.I,
+)
 """A web address; not the domain of an e-mail address ("ops@example.com")."""
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 """An e-mail address: neither a web address nor a file's name."""
@@ -284,6 +288,10 @@ class AgentProfile:
     """What its author says it cannot do (``cannot_do``): where such a thing is
     no teammate's work either, a request for it is nobody's (see
     :data:`REFUSED_MARGIN`)."""
+    reach: tuple[tuple[str, float], ...] = ()
+    """For each structure it takes, the share of its tools that take it (a
+    path: most of the file agent's tools, one of the browser's); empty when its
+    tools are not known, and then every structure counts fully."""
     shapes: frozenset[str] = frozenset()
     """The letters of the identifiers its tools describe ("MT" of "MT-######"):
     a request with such an identifier names a thing its tools take, as a URL
@@ -310,6 +318,7 @@ class AgentProfile:
         names: Iterable[str] = (),
         parameter_texts: Iterable[str] = (),
         refusals: Iterable[str] = (),
+        tool_parameters: Iterable[Iterable[str]] = (),
     ) -> AgentProfile:
         """A profile from an agent's texts, keywords, capabilities and tools.
 
@@ -357,6 +366,15 @@ class AgentProfile:
             if text
             for match in _SHAPE_DESCRIBED.finditer(text)
         )
+        per_tool = [
+            {w for text in (tool, *params) for w in _tokens(text)}
+            for tool, params in zip(tool_names, tuple(tool_parameters), strict=False)
+        ]
+        reach = tuple(
+            (kind, sum(1 for m in per_tool if m & set(STRUCTURES[kind][1])) / len(per_tool))
+            for kind in sorted(structures)
+            if per_tool
+        )
         return cls(
             name,
             phrases,
@@ -369,6 +387,7 @@ class AgentProfile:
             inputs,
             len(examples) >= ENOUGH_EXAMPLES,
             tuple(dict.fromkeys(r.strip() for r in refusals if r and r.strip())),
+            reach,
             shapes,
         )
 
@@ -840,6 +859,11 @@ class Router:
         that four desks take counts a quarter, so it does not outweigh the
         words of the request."""
         taken = len(found & profile.structures) / len(found) if found else 0.0
+        if taken and profile.reach:
+            # Of the agents that take a thing, the one most of whose tools take
+            # it is the one it is for: a file is the file agent's, less the
+            # browser's that can save a screenshot to one.
+            taken *= min(self._reach_share(profile, kind) for kind in found & profile.structures)
         if taken == 1.0:
             return taken
         if self._takers is None:
@@ -849,6 +873,13 @@ class Router:
                     counts[shape] = counts.get(shape, 0) + 1
             self._takers = counts
         return max([taken, *(1 / self._takers.get(s, 1) for s in shaped & profile.shapes)])
+
+    def _reach_share(self, profile: AgentProfile, kind: str) -> float:
+        """``profile``'s share of tools taking ``kind`` over the largest such
+        share in the team (1 for the agent most given to it)."""
+        mine = dict(profile.reach).get(kind, 1.0)
+        most = max((dict(p.reach).get(kind, 0.0) for p in self.profiles), default=0.0)
+        return 1.0 if most <= 0 else min(1.0, mine / most)
 
     def _asks_for_the_result(self, part: str) -> bool:
         """A part that only asks to be told what the step before found ("tell
@@ -1196,7 +1227,14 @@ class Router:
                     owners.add(top[0].name)
                     before = top[0].name
                 nobodys = self.encoder is not None and _faint(top[0])
-                elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys
+                # A part whose leader has only meaning while another agent's
+                # words are in it ("… and then remember how many lines it has")
+                # leans to that agent.
+                worded = top[0].lexical == 0 and top[0].structure == 0
+                named_elsewhere = worded and any(
+                    c.lexical > 0 and c.name != ranked[0].name for c in top
+                )
+                elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys or named_elsewhere
                 another = another or (
                     top[0].name != ranked[0].name and self._owns_clause(top) and not nobodys
                 )
