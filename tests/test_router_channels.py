@@ -59,6 +59,10 @@ def _restaurant(texting: bool) -> list[AgentProfile]:
         "Send a text message to the guest of R-40213 saying the table is ready.",
         "Put reservation R-40213 in my Google Calendar for Friday.",
         "Give the guests of R-40213 a phone call about the later start.",
+        "Phone the guest of reservation R-40213 and tell him the table is ready.",
+        "Can you call the guest of R-40213 about the later start?",
+        "Llama al cliente de la reserva R-40213 y dile que la mesa está lista.",
+        "Post a letter to the guest of R-40213 about the later start.",
     ],
 )
 def test_a_channel_nobody_has_is_nobody_s_work(encoder: Encoder, text: str) -> None:
@@ -95,3 +99,27 @@ def test_a_channel_the_request_only_mentions_does_not_stop_a_route(
 
     assert decision.nobody is False
     assert decision.candidates[0].name == agent
+
+
+def test_asking_what_something_is_called_is_no_phone_call(encoder: Encoder) -> None:
+    decision = Router(_restaurant(texting=False), encoder).decide(
+        "What do you call a dish with no meat in it?"
+    )
+    assert decision.nobody is False
+
+
+def test_on_a_team_with_a_phone_desk_a_call_is_its_work(encoder: Encoder) -> None:
+    team = [
+        *_restaurant(texting=False),
+        AgentProfile.build(
+            "phones",
+            texts=["Calls guests on the phone."],
+            keywords=["call", "phone"],
+            tool_names=["phones_call_guest"],
+            parameter_names=["phone", "message"],
+        ),
+    ]
+    decision = Router(team, encoder).decide("Call the guest of R-40213 about the later start.")
+
+    assert decision.nobody is False
+    assert decision.candidates[0].name == "phones"

@@ -639,7 +639,9 @@ _CHANNEL_PHRASES = tuple(tuple(w.split()) for w in _word_list("channels") if " "
 """Channels said in more than one word ("text message", "phone call")."""
 """Ways to reach outside the machine few teams have a tool for (SMS, a printer)."""
 _SENDING_WORDS = _word_list("sending_words")
-_MAIL_WORDS = frozenset({"email", "mail", "emails", "mails"})
+_MAIL_WORDS = frozenset({"email", "mail", "emails", "mails", "letter", "letters", "lettre"})
+_CALLING_WORDS = _word_list("calling_words")
+_COURTESIES = _word_list("opening_courtesies")
 _SENT_WITHIN = 3
 """An e-mail is a channel when a sending word comes at most this many words before it."""
 _FOR_WORDS = frozenset({"for", "für", "pour", "para"})
@@ -1379,6 +1381,9 @@ class Router:
         asked_for = _NAME_LIKE.sub(" ", _QUOTED_SPAN.sub(" ", instruction_of(text)))
         tokens = _tokens(asked_for)
         known = self._word_spread
+        verb = next((t for t in tokens if t not in _COURTESIES), None)
+        if verb in _CALLING_WORDS and not self._works_by(verb) and not structures_in(text):
+            return True  # "Phone the record office and book me a seat"
         for i, token in enumerate(tokens):
             before = tokens[max(0, i - _SENT_WITHIN) : i]
             if token in _CHANNELS:
@@ -1395,6 +1400,13 @@ class Router:
             if said and not self._describes(" ".join(phrase)):
                 return True
         return False
+
+    def _works_by(self, word: str) -> bool:
+        """Some agent's keywords or tools' names have ``word`` (a team with a
+        phone desk has "call" among them; "se llama" in an example does not count)."""
+        return any(
+            word in _keyword_tokens(k) for p in self.profiles for k in p.lexical_keywords
+        ) or any(word in p.terms for p in self.profiles)
 
     def _describes(self, phrase: str) -> bool:
         """Some agent of the team is described by ``phrase`` (its texts,
