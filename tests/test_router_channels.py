@@ -11,7 +11,7 @@ from troupe.routing.encoder import Encoder
 from troupe.routing.router import AgentProfile, Router
 
 
-def _restaurant(texting: bool) -> list[AgentProfile]:
+def _restaurant(texting: bool, calling: bool = False) -> list[AgentProfile]:
     team = [
         AgentProfile.build(
             "host",
@@ -35,16 +35,21 @@ def _restaurant(texting: bool) -> list[AgentProfile]:
             parameter_names=["amount", "category"],
         ),
     ]
-    if texting:
-        team.append(
-            AgentProfile.build(
-                "messenger",
-                texts=["Sends text messages to guests."],
-                keywords=["sms", "text message"],
-                tool_names=["msg_send_sms"],
-                parameter_names=["phone", "text"],
+    extra = {
+        "messenger": (texting, "Sends text messages to guests.", ["sms", "text message"]),
+        "phones": (calling, "Calls guests on the phone.", ["call", "phone"]),
+    }
+    for name, (wanted, text, words) in extra.items():
+        if wanted:
+            team.append(
+                AgentProfile.build(
+                    name,
+                    texts=[text],
+                    keywords=words,
+                    tool_names=[f"{name}_send_{words[0]}"],
+                    parameter_names=["phone", "text"],
+                )
             )
-        )
     return team
 
 
@@ -109,17 +114,9 @@ def test_asking_what_something_is_called_is_no_phone_call(encoder: Encoder) -> N
 
 
 def test_on_a_team_with_a_phone_desk_a_call_is_its_work(encoder: Encoder) -> None:
-    team = [
-        *_restaurant(texting=False),
-        AgentProfile.build(
-            "phones",
-            texts=["Calls guests on the phone."],
-            keywords=["call", "phone"],
-            tool_names=["phones_call_guest"],
-            parameter_names=["phone", "message"],
-        ),
-    ]
-    decision = Router(team, encoder).decide("Call the guest of R-40213 about the later start.")
+    decision = Router(_restaurant(texting=False, calling=True), encoder).decide(
+        "Call the guest of R-40213 about the later start."
+    )
 
     assert decision.nobody is False
     assert decision.candidates[0].name == "phones"
