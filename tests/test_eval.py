@@ -133,7 +133,7 @@ def _hand_made_results() -> list[RequestResult]:
 def test_scorer_counts_accuracy_overall_and_per_expected_agent() -> None:
     report = score(_hand_made_results())
     overall = report["overall"]
-    assert (overall["requests"], overall["correct"], overall["accuracy"]) == (6, 4, 0.6667)
+    assert (overall["requests"], overall["correct"], overall["accuracy"]) == (6, 4, 0.666667)
     assert (overall["invalid_names"], overall["repairs"], overall["errors"]) == (2, 1, 1)
     assert overall["model_calls_per_request"] == round(7 / 6, 2)
     assert overall["tokens_per_request"] == round(210 / 6, 1)

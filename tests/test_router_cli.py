@@ -36,9 +36,9 @@ def test_eval_reports_the_routers_coverage_and_precision(tmp_path: Path) -> None
 
     decided = [r for r in report["results"] if r["router"] in ("route", "greeting", "direct")]
     assert decided, "the router decided nothing"
-    assert report["overall"]["router_coverage"] == round(len(decided) / 21, 4)
+    assert report["overall"]["router_coverage"] == pytest.approx(len(decided) / 21, abs=1e-6)
     correct = sum(r["correct"] for r in decided)
-    assert report["overall"]["router_precision"] == round(correct / len(decided), 4)
+    assert report["overall"]["router_precision"] == pytest.approx(correct / len(decided), abs=1e-6)
     routed = [r for r in report["results"] if r["router"] == "route"]
     assert all(r["model_calls"] == 0 for r in routed)
     assert "router auto" in report["model"]
