@@ -813,6 +813,7 @@ class Router:
     _shared: frozenset[str] | None = field(default=None, init=False, repr=False)
     _phrases: frozenset[str] | None = field(default=None, init=False, repr=False)
     _takers: dict[str, int] | None = field(default=None, init=False, repr=False)
+    _reach_most: dict[str, float] | None = field(default=None, init=False, repr=False)
     _orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
 
     @property
@@ -879,9 +880,15 @@ class Router:
     def _reach_share(self, profile: AgentProfile, kind: str) -> float:
         """``profile``'s share of tools taking ``kind`` over the largest such
         share in the team (1 for the agent most given to it)."""
+        if self._reach_most is None:
+            most: dict[str, float] = {}
+            for other in self.profiles:
+                for taken, share in other.reach:
+                    most[taken] = max(most.get(taken, 0.0), share)
+            self._reach_most = most
+        top = self._reach_most.get(kind, 0.0)
         mine = dict(profile.reach).get(kind, 1.0)
-        most = max((dict(p.reach).get(kind, 0.0) for p in self.profiles), default=0.0)
-        return 1.0 if most <= 0 else min(1.0, mine / most)
+        return 1.0 if top <= 0 else min(1.0, mine / top)
 
     def _asks_for_the_result(self, part: str) -> bool:
         """A part that only asks to be told what the step before found ("tell
