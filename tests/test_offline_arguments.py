@@ -102,3 +102,25 @@ def test_the_requests_own_words_are_never_run_as_a_command() -> None:
     assert fill_arguments(SHELL, "run `wc -l batches/batch_log.csv`") == {
         "command": "wc -l batches/batch_log.csv"
     }
+
+
+SECRET_SET: dict[str, Any] = {
+    "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Store my archive password 'Vaxjo1861' as the secret RIKSARKIVET_PASSWORD",
+        "save 'Vaxjo1861' as secret riksarkivet_password",
+    ],
+)
+def test_a_secret_is_stored_under_the_name_written_after_secret_never_its_value(
+    text: str,
+) -> None:
+    args = fill_arguments(SECRET_SET, text)
+
+    assert args["name"].upper() == "RIKSARKIVET_PASSWORD"
+    assert args["name"] != "Vaxjo1861"

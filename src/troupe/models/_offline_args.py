@@ -254,13 +254,18 @@ _NAMED = re.compile(
     r"\b(?:named|called|titled|labell?ed|name\s+it|call\s+it)\s+[\"'`“]?([\w.@-]+)", re.I
 )
 """A name given in so many words: "a secret named DB_PASS", "a file called notes.md"."""
+_AS_NAME = re.compile(
+    r"\bas\s+(?:the\s+|a\s+|my\s+)?(?:secret|key|token|password)\s+"
+    r"[\"'`“]?([A-Z][A-Z0-9_]{2,}|[A-Za-z][\w.-]*_[\w.-]*)\b"
+)
+"""A name written as a constant after what it is: "as the secret RIKSARKIVET_PASSWORD"."""
 _NAME_PARAMS = {"name", "title", "label", "secret_name", "key_name"}
 """Parameters that take the name of what a call creates or finds."""
 
 
 def given_name(request: str) -> str | None:
     """The name a request gives in so many words ("named X", "called X"), else None."""
-    match = _NAMED.search(request)
+    match = _NAMED.search(request) or _AS_NAME.search(request)
     return match.group(1).rstrip(".,;:!?") if match else None
 
 
