@@ -581,3 +581,14 @@ async def test_where_the_router_saw_one_step_the_stand_in_does_not_plan(
 
     transfers = [name for _, kind, name in simplify(events) if kind == "transfer"]
     assert transfers[:1] == ["navigator"]
+
+
+async def test_a_secret_whose_name_is_not_written_out_is_not_stored_under_its_value(
+    assistant: Assistant,
+) -> None:
+    events = await run(assistant, "Store the password 'hunter2' as a secret")
+
+    assert not [s for s in all_steps(events) if s.kind == "tool_call"]
+    reply = final_text(events)
+    assert "`name`" in reply and "named DB_PASS" in reply
+    assert "{{secret:hunter2}}" not in reply

@@ -365,4 +365,9 @@ def fill_arguments(
             value = _labelled_word(key, text) or _remainder(text)
         if value is not None:
             args[name] = value
+    # A name is never the value it names: "store the password 'hunter2' as a
+    # secret" gives no name, and a secret called hunter2 would show it.
+    for name in [n for n in args if n.lower() in _NAME_PARAMS]:
+        if any(args[name] == value for other, value in args.items() if other != name):
+            del args[name]
     return args

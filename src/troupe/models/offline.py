@@ -353,6 +353,16 @@ def _step_owners(
     return [(step, route.name) for step, route in zip(steps, owners, strict=True)]
 
 
+def _ask_for(tool: str, missing: Sequence[str]) -> str:
+    """What to say when the request does not write out a required argument."""
+    said = ", ".join(f"`{name}`" for name in missing)
+    return (
+        f"To run {tool} I need {said}, and the request does not say it in so many "
+        'words: give it as a quoted value or after its name ("named DB_PASS"). '
+        "(offline rule-based model)"
+    )
+
+
 def _is_greeting(text: str) -> bool:
     lowered = " ".join(words(text))
     return any(lowered == g or lowered.startswith(g + " ") for g in _GREETINGS)
@@ -776,7 +786,11 @@ class OfflineModel(BaseLlm):
             return [types.Part(text=self._reject(own_words))]
         request, _, previous = text.partition(_PREVIOUS_STEP)
         request = _REFERENT_NOTE.sub(r" (\1)", request)  # what "it" is fills arguments
-        args = fill_arguments(_schema(tools[best_name]), request, previous or None)
+        schema = _schema(tools[best_name])
+        args = fill_arguments(schema, request, previous or None)
+        if missing := [p for p in schema.get("required") or [] if p not in args]:
+            # A call without them only fails: say what to write instead.
+            return [types.Part(text=_ask_for(best_name, missing))]
         return [types.Part(function_call=types.FunctionCall(name=best_name, args=args))]
 
     def _better_peer(self, text: str) -> TeamRoute | None:
