@@ -106,10 +106,16 @@ def test_a_channel_the_request_only_mentions_does_not_stop_a_route(
     assert decision.candidates[0].name == agent
 
 
-def test_asking_what_something_is_called_is_no_phone_call(encoder: Encoder) -> None:
-    decision = Router(_restaurant(texting=False), encoder).decide(
-        "What do you call a dish with no meat in it?"
-    )
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What do you call a dish with no meat in it?",
+        "Call the new dish on the menu 'Nordic bowl'.",
+        "Call it 'Nordic bowl' on tonight's menu.",
+    ],
+)
+def test_naming_something_is_no_phone_call(encoder: Encoder, text: str) -> None:
+    decision = Router(_restaurant(texting=False), encoder).decide(text)
     assert decision.nobody is False
 
 

@@ -641,6 +641,9 @@ _CHANNEL_PHRASES = tuple(tuple(w.split()) for w in _word_list("channels") if " "
 _SENDING_WORDS = _word_list("sending_words")
 _MAIL_WORDS = frozenset({"email", "mail", "emails", "mails", "letter", "letters", "lettre"})
 _CALLING_WORDS = _word_list("calling_words")
+_SINGLE_QUOTED = re.compile(r"(?<!\w)'[^']+'(?!\w)")
+_NAMED_THING = frozenset({"it", "them", "this", "that", "me", "him", "her"})
+"""After a calling verb, what is being named ("call it …"), not rung up."""
 _COURTESIES = _word_list("opening_courtesies")
 _SENT_WITHIN = 3
 """An e-mail is a channel when a sending word comes at most this many words before it."""
@@ -1388,8 +1391,18 @@ class Router:
         asked_for = _NAME_LIKE.sub(" ", _QUOTED_SPAN.sub(" ", instruction_of(text)))
         tokens = _tokens(asked_for)
         known = self._word_spread
-        verb = next((t for t in tokens if t not in _COURTESIES), None)
-        if verb in _CALLING_WORDS and not self._works_by(verb) and not structures_in(text):
+        at = next((i for i, t in enumerate(tokens) if t not in _COURTESIES), len(tokens))
+        verb, after = [*tokens, None, None][at : at + 2]
+        # "call it 'notes'", "call the new skill 'resize'": a name, not a ring.
+        naming = after in _NAMED_THING or bool(
+            _QUOTED_SPAN.search(text) or _SINGLE_QUOTED.search(text)
+        )
+        if (
+            verb in _CALLING_WORDS
+            and not naming
+            and not self._works_by(verb)
+            and not structures_in(text)
+        ):
             return True  # "Phone the record office and book me a seat"
         for i, token in enumerate(tokens):
             before = tokens[max(0, i - _SENT_WITHIN) : i]
