@@ -95,6 +95,9 @@ def test_on_a_team_that_texts_an_sms_is_its_messenger_s(encoder: Encoder, text: 
     [
         ("I just paid 18 euros for a taxi to the market, put it down as an expense.", "accounts"),
         ("The guest's email is ana@example.com: add it to reservation R-40213.", "host"),
+        ("What do you call a dish with no meat in it?", "kitchen"),
+        ("Call the new dish on the menu 'Nordic bowl'.", "kitchen"),
+        ("Call it 'Nordic bowl' on tonight's menu.", "kitchen"),
     ],
 )
 def test_a_channel_the_request_only_mentions_does_not_stop_a_route(
@@ -104,19 +107,6 @@ def test_a_channel_the_request_only_mentions_does_not_stop_a_route(
 
     assert decision.nobody is False
     assert decision.candidates[0].name == agent
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "What do you call a dish with no meat in it?",
-        "Call the new dish on the menu 'Nordic bowl'.",
-        "Call it 'Nordic bowl' on tonight's menu.",
-    ],
-)
-def test_naming_something_is_no_phone_call(encoder: Encoder, text: str) -> None:
-    decision = Router(_restaurant(texting=False), encoder).decide(text)
-    assert decision.nobody is False
 
 
 def test_on_a_team_with_a_phone_desk_a_call_is_its_work(encoder: Encoder) -> None:
