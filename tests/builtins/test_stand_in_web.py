@@ -102,3 +102,4 @@ def test_eval_with_a_stand_in_web_scores_a_web_step_and_says_so(tmp_path: Path) 
     assert ["navigator", "browser_navigate", True] in case["runs"]
     assert case["correct"] is True
     assert shared_browser().stand_in is None
+    assert not shared_browser().is_open

@@ -227,7 +227,9 @@ def _run(
 async def _evaluate(
     root: Any, cases: Any, *, concurrency: int, on_result: Callable[[Any], None]
 ) -> Any:
-    """The evaluation, then the model provider's clients closed in the same event loop."""
+    """The evaluation, then the model provider's clients and the browser closed
+    in the same event loop."""
+    from ..builtins.browser_session import close_shared_browser
     from ..evaluation.runner import evaluate_cases
     from ..models.clients import close_model_clients
 
@@ -235,6 +237,7 @@ async def _evaluate(
         return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
     finally:
         await close_model_clients()
+        await close_shared_browser()
 
 
 @contextmanager
