@@ -289,12 +289,18 @@ def replicas_cpu_seconds(replicas: list[Replica]) -> float:
 
 def start_postgres() -> tuple[str, str]:
     """A throwaway PostgreSQL from ``.ci/postgres.sh``: (URL, directory to stop)."""
-    out = subprocess.run(
+    started = subprocess.run(
         ["bash", str(REPO / ".ci" / "postgres.sh"), "start"],
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
+    )
+    if started.returncode != 0:
+        # What the script said is the diagnosis: a traceback would hide it.
+        raise SystemExit(
+            f"error: .ci/postgres.sh start failed (exit {started.returncode}):\n"
+            f"{started.stderr.strip()}"
+        )
+    out = started.stdout
     exports = dict(
         line.removeprefix("export ").split("=", 1)
         for line in out.splitlines()

@@ -18,7 +18,10 @@ from ..errors import TroupeError
 from ..paths import default_data_dir
 from ..sandbox.private import private_file
 
-DEFAULT_BUSY_TIMEOUT_S = 5.0
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+"""How long a write waits for another process's, as the session store's
+SQLite does: six CLI chats started at once on a loaded machine had waited
+more than 5 s for the traces file and failed their turn."""
 
 
 class StoreError(TroupeError):
