@@ -3,9 +3,15 @@
 # The servers belong to whoever runs these scripts; root cannot run PostgreSQL
 # (nor, by choice, PgBouncer), so as root they belong to the 'postgres' user
 # (Debian's package makes one).
+# runuser lives in /usr/sbin or /sbin, which a root shell's PATH may leave out.
 as_postgres() {
   if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- "$@"
+    local runuser
+    runuser="$(PATH="$PATH:/usr/sbin:/sbin" command -v runuser)" || {
+      echo "postgres.sh: runuser (util-linux) is needed to run PostgreSQL as root" >&2
+      return 1
+    }
+    "$runuser" -u postgres -- "$@"
   else
     "$@"
   fi
