@@ -634,10 +634,11 @@ _QUESTION_OPENERS = _word_list("question_openers")
 """Words a question about the world opens with ("what is", "warum", "comment"),
 within its first :data:`_OPENER_WITHIN` words ("could you explain ...")."""
 _OPENER_WITHIN = 4
-_CHANNELS = frozenset(w for w in _word_list("channels") if " " not in w)
-_CHANNEL_PHRASES = tuple(tuple(w.split()) for w in _word_list("channels") if " " in w)
-"""Channels said in more than one word ("text message", "phone call")."""
+_CHANNEL_WORDS = _word_list("channels")
+_CHANNELS = frozenset(w for w in _CHANNEL_WORDS if " " not in w)
 """Ways to reach outside the machine few teams have a tool for (SMS, a printer)."""
+_CHANNEL_PHRASES = tuple(tuple(w.split()) for w in _CHANNEL_WORDS if " " in w)
+"""Channels said in more than one word ("text message", "phone call")."""
 _SENDING_WORDS = _word_list("sending_words")
 _MAIL_WORDS = frozenset({"email", "mail", "emails", "mails", "letter", "letters", "lettre"})
 _CALLING_WORDS = _word_list("calling_words")
@@ -1242,8 +1243,8 @@ class Router:
                 # A part whose leader has only meaning while another agent's
                 # words are in it ("… and then remember how many lines it has")
                 # leans to that agent.
-                worded = top[0].lexical == 0 and top[0].structure == 0
-                named_elsewhere = worded and any(
+                meaning_only = top[0].lexical == 0 and top[0].structure == 0
+                named_elsewhere = meaning_only and any(
                     c.lexical > 0 and c.name != ranked[0].name for c in top
                 )
                 elsewhere = elsewhere or top[0].name != ranked[0].name or nobodys or named_elsewhere
