@@ -17,11 +17,12 @@ from ..environment import process_environ
 from ..errors import TroupeError
 from ..paths import default_data_dir
 from ..sandbox.private import private_file
+from .database import SQLITE_BUSY_TIMEOUT_S
 
-DEFAULT_BUSY_TIMEOUT_S = 30.0
-"""How long a write waits for another process's, as the session store's
-SQLite does: six CLI chats started at once on a loaded machine had waited
-more than 5 s for the traces file and failed their turn."""
+DEFAULT_BUSY_TIMEOUT_S = SQLITE_BUSY_TIMEOUT_S
+"""How long a write waits for another process's: the session store's wait
+(six CLI chats started at once on a loaded machine had waited more than the
+5 s this was before for the traces file, and one failed its turn)."""
 
 
 class StoreError(TroupeError):
