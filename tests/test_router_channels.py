@@ -29,7 +29,8 @@ def _restaurant(texting: bool, calling: bool = False) -> list[AgentProfile]:
         ),
         AgentProfile.build(
             "accounts",
-            texts=["Records what the restaurant spends."],
+            # "corrects" shares its first five letters with "correo" (mail).
+            texts=["Records what the restaurant spends and corrects wrong entries."],
             keywords=["expense", "receipt", "spent", "paid"],
             tool_names=["accounts_record_expense"],
             parameter_names=["amount", "category"],
@@ -68,6 +69,8 @@ def _restaurant(texting: bool, calling: bool = False) -> list[AgentProfile]:
         "Can you call the guest of R-40213 about the later start?",
         "Llama al cliente de la reserva R-40213 y dile que la mesa está lista.",
         "Post a letter to the guest of R-40213 about the later start.",
+        "Envía un correo al cliente de la reserva R-40213: la mesa está lista.",
+        "Fax tonight's menu to the wine supplier.",
     ],
 )
 def test_a_channel_nobody_has_is_nobody_s_work(encoder: Encoder, text: str) -> None:

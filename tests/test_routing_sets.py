@@ -55,6 +55,7 @@ TEST_ONLY_WORDS_BEFORE = {
     "wir": "personal_words: the German pronouns, written as a set",
     "past": "common_words: 'past' is itself, never a typo of 'paste'",
     "response": "tool_words: 'response' in a tool's name says nothing of its work",
+    "se": "WEB_DOMAINS: Sweden's top-level domain, read only after a host's dot (1377a74)",
 }
 """Words of the word lists that requests of troupe's test set use and its
 development set does not, each with why it is in its list: none was added

@@ -92,9 +92,17 @@ def _word_list(group: str) -> frozenset[str]:
 
 
 _WORD = re.compile(r"\w+", re.U)
+WEB_DOMAINS: tuple[str, ...] = (
+    *("com", "org", "net", "io", "dev", "gov", "edu", "info", "eu", "de", "fr", "uk", "nl"),
+    *("es", "it", "ch", "at", "be", "se", "dk", "fi", "ie", "ca", "au", "nz", "jp", "br"),
+)
+"""The top-level domains a web address written without its scheme may end in
+("tagesschau.de", "apod.nasa.gov"): public and common country domains, none of
+which is a usual file extension ("notes.md", "setup.py", "model.pt" stay files).
+The offline stand-in reads bare addresses by the same list."""
 _URL = re.compile(
-    r"\bhttps?://\S+|(?<![@\w.-])(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|gov|edu|info|eu|de|"
-    r"fr|uk|nl|es|it|ch|at|be|se|dk|fi|ie|ca|au|nz|jp|br)\b(?:/[\w./%?=&#-]*)?",
+    r"\bhttps?://\S+|(?<![@\w.-])(?:[a-z0-9-]+\.)+(?:" + "|".join(WEB_DOMAINS) + r")\b"
+    r"(?:/[\w./%?=&#-]*)?",
     re.I,
 )
 """A web address; not the domain of an e-mail address ("ops@example.com")."""
@@ -640,7 +648,7 @@ _CHANNELS = frozenset(w for w in _CHANNEL_WORDS if " " not in w)
 _CHANNEL_PHRASES = tuple(tuple(w.split()) for w in _CHANNEL_WORDS if " " in w)
 """Channels said in more than one word ("text message", "phone call")."""
 _SENDING_WORDS = _word_list("sending_words")
-_MAIL_WORDS = frozenset({"email", "mail", "emails", "mails", "letter", "letters", "lettre"})
+_MAIL_WORDS = _word_list("mail_words")
 _CALLING_WORDS = _word_list("calling_words")
 _SINGLE_QUOTED = re.compile(r"(?<!\w)'[^']+'(?!\w)")
 _NAMED_THING = frozenset({"it", "them", "this", "that", "me", "him", "her"})
@@ -780,12 +788,31 @@ _REPORTING_OPENERS = _word_list("reporting_openers")
 _WHERE_WORDS = _PLACE_WORDS | {"on", "in", "auf", "im", "en", "sur", "dans", "em", "na", "no"}
 
 
+def _shared_start(a: str, b: str) -> int:
+    """How many letters ``a`` and ``b`` have in common from their start."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _without_addresses(text: str, *, quotes: bool = False) -> str:
+    """``text`` with its web addresses and file paths (and, with ``quotes``,
+    its quoted spans) blanked out: their letters ("…/moon/phases/", "docs")
+    are names, not words of the request."""
+    if quotes:
+        text = _QUOTED_SPAN.sub(" ", text)
+    return _PATH.sub(" ", _URL.sub(" ", text))
+
+
 def _only_where(part: str) -> bool:
     """A part that only says where the next one happens ("On example.com"):
     a preposition and a web address or a file, no step of its own."""
     if not (_URL.search(part) or _PATH.search(part)):
         return False
-    tokens = _tokens(_PATH.sub(" ", _URL.sub(" ", part)))
+    tokens = _tokens(_without_addresses(part))
     return 0 < len(tokens) <= 2 and tokens[0] in _WHERE_WORDS
 
 
@@ -814,6 +841,7 @@ class Router:
     _word_vectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _spread: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _words: frozenset[str] | None = field(default=None, init=False, repr=False)
+    _said: frozenset[str] | None = field(default=None, init=False, repr=False)
     _shared: frozenset[str] | None = field(default=None, init=False, repr=False)
     _phrases: frozenset[str] | None = field(default=None, init=False, repr=False)
     _takers: dict[str, int] | None = field(default=None, init=False, repr=False)
@@ -831,6 +859,34 @@ class Router:
                 for t in _keyword_tokens(phrase)
             )
         return self._words
+
+    @property
+    def _described_by(self) -> frozenset[str]:
+        """Every word the team's agents are described by: their texts,
+        keywords and tool terms, word for word."""
+        if self._said is None:
+            self._said = frozenset(
+                t
+                for profile in self.profiles
+                for text in (*profile.phrases, *profile.lexical_keywords, *profile.terms)
+                for t in _tokens(text)
+            )
+        return self._said
+
+    def _names_a_channel_it_has(self, word: str) -> bool:
+        """Some agent of the team is described by ``word`` in this or another
+        form or language: the two share their first six letters ("calendario"
+        on a team with a calendar), or one is the other with a word ending
+        ("printer" where one prints). Five letters and another tail ("correo",
+        mail, and "corre", run) are chance."""
+        for said in self._described_by:
+            shared = _shared_start(word, said)
+            if shared >= 6:
+                return True
+            short, long = sorted((word, said), key=len)
+            if shared == len(short) and long[shared:] in {"", *_ENDINGS}:
+                return True
+        return False
 
     def distinctness(self, phrase: str) -> float:
         """How much ``phrase`` singles one agent out on this team: 1 over the
@@ -1145,7 +1201,7 @@ class Router:
         shaped = {m["prefix"].upper() for m in _SHAPED.finditer(asked)}
         # An address or a path is structure; its letters ("http", "docs") are
         # not words of the request as well.
-        words = _PATH.sub(" ", _URL.sub(" ", asked))
+        words = _without_addresses(asked)
         tokens = _tokens(words)
         out = []
         for profile, sem, near in zip(self.profiles, semantic, nearest, strict=True):
@@ -1347,7 +1403,7 @@ class Router:
             return False
         # A plan word inside an address, a path or a quote ("…/moon/phases/")
         # is part of a name, not a request for a plan.
-        tokens = _tokens(_PATH.sub(" ", _URL.sub(" ", _QUOTED_SPAN.sub(" ", text))))
+        tokens = _tokens(_without_addresses(text, quotes=True))
         for keyword in planner.lexical_keywords:
             parts = _keyword_tokens(keyword)
             for i in range(len(tokens) - len(parts) + 1):
@@ -1391,7 +1447,6 @@ class Router:
         as the work."""
         asked_for = _NAME_LIKE.sub(" ", _QUOTED_SPAN.sub(" ", instruction_of(text)))
         tokens = _tokens(asked_for)
-        known = self._word_spread
         at = next((i for i, t in enumerate(tokens) if t not in _COURTESIES), len(tokens))
         verb, after = [*tokens, None, None][at : at + 2]
         # "call it 'notes'", "call the new skill 'resize'": a name, not a ring.
@@ -1413,7 +1468,7 @@ class Router:
                 asked = any(word in _SENDING_WORDS for word in before)
             else:
                 continue
-            if asked and _stem(token) not in known:
+            if asked and not self._names_a_channel_it_has(token):
                 return True
         for phrase in _CHANNEL_PHRASES:
             n = len(phrase)
