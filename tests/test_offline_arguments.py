@@ -124,3 +124,94 @@ def test_a_secret_is_stored_under_the_name_written_after_secret_never_its_value(
 
     assert args["name"].upper() == "RIKSARKIVET_PASSWORD"
     assert args["name"] != "Vaxjo1861"
+
+
+def test_two_identifiers_go_to_two_parameters_and_a_lettered_code_stays_whole() -> None:
+    schema = {
+        "properties": {"member_id": {"type": "string"}, "group_code": {"type": "string"}},
+        "required": ["member_id", "group_code"],
+    }
+
+    args = fill_arguments(schema, "move M-22318 into the GRP-C2-04 crew")
+
+    assert args == {"member_id": "M-22318", "group_code": "GRP-C2-04"}
+
+
+def test_an_identifier_whose_letters_name_a_parameter_goes_there_before_a_bare_number() -> None:
+    schema = {
+        "properties": {"invoice_id": {"type": "string"}, "amount": {"type": "number"}},
+        "required": ["invoice_id"],
+    }
+
+    args = fill_arguments(schema, "I paid the 345 I owed on INV-5521-2 yesterday")
+
+    assert args == {"invoice_id": "INV-5521-2", "amount": 345.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("book it for Thursday 5 February 2026", "2026-02-05"),
+        ("book it for Feb 14th, 2026", "2026-02-14"),
+        ("am 21.02.2026 bitte", "2026-02-21"),
+        ("on 2026-03-01", "2026-03-01"),
+    ],
+)
+def test_a_date_written_in_words_or_with_dots_is_given_as_year_month_day(
+    text: str, day: str
+) -> None:
+    schema = {"properties": {"date": {"type": "string"}}, "required": ["date"]}
+
+    assert fill_arguments(schema, text) == {"date": day}
+
+
+def test_a_start_and_an_end_time_take_the_two_times_in_order() -> None:
+    schema = {
+        "properties": {"start_time": {"type": "string"}, "end_time": {"type": "string"}},
+        "required": ["start_time", "end_time"],
+    }
+
+    args = fill_arguments(schema, "reserve the hall from 9h30 to 14:00")
+
+    assert args == {"start_time": "09:30", "end_time": "14:00"}
+
+
+def test_a_plan_step_without_the_identifier_takes_it_from_the_result_before_it() -> None:
+    schema = {"properties": {"group_code": {"type": "string"}}, "required": ["group_code"]}
+    previous = "member_id: M-22318\ngroup_code: GRP-C2-04\nstatus: joined"
+
+    args = fill_arguments(schema, "tell me what that group costs", previous)
+
+    assert args == {"group_code": "GRP-C2-04"}
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("list the files in jobs/x/target", "jobs/x/target"),
+        ("what is in drafts/2024 now", "drafts/2024"),
+        ("keep km/h and/or mph", None),
+        ("the meeting is on 21/02/2026", None),
+    ],
+)
+def test_a_relative_path_of_several_parts_is_a_path_and_a_slashed_pair_of_words_is_not(
+    text: str, path: str | None
+) -> None:
+    schema = {"properties": {"path": {"type": "string"}}}
+
+    assert fill_arguments(schema, text).get("path") == path
+
+
+def test_a_required_code_the_request_does_not_write_is_left_out_not_made_of_its_words() -> None:
+    schema = {
+        "properties": {
+            "amount": {"type": "number"},
+            "from_currency": {"type": "string"},
+            "to_currency": {"type": "string"},
+        },
+        "required": ["amount", "from_currency", "to_currency"],
+    }
+
+    args = fill_arguments(schema, "change 250 USD into the local money")
+
+    assert args == {"amount": 250.0, "from_currency": "USD"}

@@ -592,3 +592,22 @@ async def test_a_secret_whose_name_is_not_written_out_is_not_stored_under_its_va
     reply = final_text(events)
     assert "`name`" in reply and "named DB_PASS" in reply
     assert "{{secret:hunter2}}" not in reply
+
+
+def test_a_plan_step_that_names_only_a_members_capability_goes_to_that_member() -> None:
+    from troupe.models.offline import _plan
+    from troupe.models.team_view import TeamRoute
+
+    team = [
+        TeamRoute("files", ("file", "folder", "list"), text="Reads and lists files."),
+        TeamRoute(
+            "diary",
+            ("remember", "memory"),
+            text="Keeps what the user tells it.",
+            abilities=("event observation", "memory storage"),
+        ),
+    ]
+
+    steps = _plan("List the files in drafts/, then log an event saying how many there are.", team)
+
+    assert [owner for _, owner in steps] == ["files", "diary"]

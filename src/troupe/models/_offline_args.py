@@ -6,21 +6,26 @@ import re
 import unicodedata
 from typing import Any
 
+from ..routing.router import WEB_DOMAINS
+
 _URL = re.compile(r"https?://[^\s'\"`<>)]+")
 _BACKTICK = re.compile(r"`([^`]+)`")
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 # A file with an extension (which starts with a letter: "0.002" is a number),
 # a path from /, ./, ../ or ~/, or a directory written with a trailing slash
-# ("docs/", "src/troupe/").
+# ("docs/", "src/troupe/"), or a relative path of several parts ("jobs/x/target").
 _PATH = re.compile(
     r"(?<![\w/.])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}"
     r"|(?:\.{1,2}|~)?/[\w./-]*"
-    r"|[\w.-]+(?:/[\w.-]+)*/(?![\w-]|\.[\w./]))"
+    r"|[\w.-]+(?:/[\w.-]+)*/(?![\w-]|\.[\w./])"
+    r"|[A-Za-z_.][\w.-]*(?:/[\w.-]+)+(?![\w/]))"
 )
 _NUMBER = re.compile(r"\b\d+\b")
-_IDENTIFIER = re.compile(r"(?<![\w@.])#?([A-Za-z]{0,4}-?\d[\w-]*\d|\d{3,})(?![\w@])")
-"""An order number, a booking reference or a flight number written inline
-("order 48213", "HB-204517", "#19385", "LH1172")."""
+_IDENTIFIER = re.compile(
+    r"(?<![\w@.-])#?((?:[A-Za-z]{1,4}-)*[A-Za-z]{0,4}-?\d[\w-]*\d|\d{3,})(?![\w@])"
+)
+"""An order number, a booking reference, a flight number or a course code
+written inline ("order 48213", "HB-204517", "#19385", "LH1172", "SPA-B1-01")."""
 _ID_SUFFIXES = ("_id", "id", "_number", "_no", "_ref", "reference", "code")
 """Parameter names that take such an identifier."""
 
@@ -54,13 +59,13 @@ def quoted(text: str) -> list[str]:
 
 
 _DOMAIN = re.compile(
-    r"(?<![\w@/.-])((?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|app|ai|co|gov|edu|info|"
-    r"uk|de|fr|es|pt|it|nl|eu)(?:/[^\s'\"`<>)]*)?)(?![\w-])",
+    r"(?<![\w@/.-])((?:[a-z0-9-]+\.)+(?:" + "|".join(WEB_DOMAINS) + r")"
+    r"(?:/[^\s'\"`<>)]*)?)(?![\w-])",
     re.I,
 )
 """A web address written without its scheme ("python.org", "status.example.com/x"):
-a host ending in a common top-level domain, so that file names ("notes.md",
-"setup.py") are not taken for one."""
+a host ending in one of the router's :data:`~troupe.routing.router.WEB_DOMAINS`,
+so that file names ("notes.md", "setup.py") are not taken for one."""
 
 
 def find_url(text: str) -> str | None:
@@ -78,9 +83,12 @@ def find_path(text: str) -> str | None:
     for span in quoted(without_urls):
         if "/" in span or ("." in span.strip(".") and " " not in span):
             return span
-    match = _PATH.search(without_urls)
-    if match:
-        return match.group(1).rstrip(".,;:")
+    for match in _PATH.finditer(without_urls):
+        found = match.group(1).rstrip(".,;:")
+        # "and/or", "km/h" are no folders: a bare relative path needs a name.
+        named = any(len(part) >= 4 for part in found.split("/"))
+        if named or "." in found or found.startswith(("/", "~")) or found.endswith("/"):
+            return found
     return None
 
 
@@ -153,6 +161,20 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (
+    r"(january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?"
+)
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_WORD_DATE = re.compile(
+    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b|\b{_MONTH}\s+{_DAY},?\s+(\d{{4}})\b", re.I
+)
+"""A date written with the month's English name: "5 February 2026", "Feb 5th, 2026"."""
+_DOTTED_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
+"""A day-first date with dots: "21.02.2026"."""
+_TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3])[:h]([0-5]\d)\b")
+"""A time on the 24-hour clock: "14:00", "9:30", "10h00"."""
 _CODE = re.compile(r"\b[A-Z]{3}\b")
 _AMOUNT = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?(?![\w-])")
 """An amount: a number that is not part of an identifier ("EL-248193")."""
@@ -160,7 +182,7 @@ _AMOUNT = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?(?![\w-])")
 
 def _value_kind(key: str, prop: Any) -> str | None:
     """Which kind of value a parameter takes, read from its name and type:
-    an identifier, an e-mail, a date, a currency code, an amount, or None."""
+    an identifier, an e-mail, a date, a time, a currency code, an amount, or None."""
     kind = (prop or {}).get("type") if isinstance(prop, dict) else None
     if "mail" in key:
         return "email"
@@ -168,6 +190,8 @@ def _value_kind(key: str, prop: Any) -> str | None:
         return "id"
     if key == "date" or key.endswith(("_date", "date")):
         return "date"
+    if (key == "time" or key.endswith(("_time", "time"))) and kind in (None, "string"):
+        return "time"
     if "currency" in key:
         return "code"
     if kind == "number":
@@ -188,34 +212,62 @@ def _label_words(key: str) -> set[str]:
     return {p[:4] for p in named} if named else set()
 
 
-def _identifier(key: str, text: str, others: set[str]) -> str | None:
-    """The identifier ``text`` gives for parameter ``key``: the one written
-    after the word the parameter's name calls it by ("card EL-214387" for
-    ``card_number``, "barcode 39205518" for ``barcode``), else the first one
-    not written after another parameter's word."""
+def _names_itself(value: str, labels: set[str]) -> bool:
+    """Whether an identifier's letters say what it is: "INV-33648-1" is an
+    invoice's, "ST-90215" a student's, "DOG-7048" a dog's."""
+    lead = re.match(r"[A-Za-z]{2,4}(?=-)", value)
+    return lead is not None and any(label.startswith(lead.group(0).lower()) for label in labels)
+
+
+def _identifiers(key: str, text: str, others: set[str]) -> list[str]:
+    """The identifiers ``text`` gives for parameter ``key``, best first: one
+    written after the word the parameter's name calls it by ("card EL-214387"
+    for ``card_number``) or whose letters name it ("INV-33648-1" for
+    ``invoice_id``), then those not written after another parameter's word."""
     mine = _label_words(key)
     found = []
     for match in _IDENTIFIER.finditer(text):
         before = re.findall(r"[^\W\d_]+", text[: match.start()])[-1:]
         found.append((_plain_letters(before[0])[:4] if before else "", match.group(1)))
-    labelled = next((value for word, value in found if word in mine), None)
-    if labelled is not None:
-        return labelled
-    return next((value for word, value in found if word not in others), None)
+    named = [v for word, v in found if word in mine or _names_itself(v, mine)]
+    rest = [v for word, v in found if word not in others and v not in named]
+    return named + rest
+
+
+def _dates(text: str) -> list[str]:
+    """Every date ``text`` writes, as YYYY-MM-DD, in order."""
+    found: list[tuple[int, str]] = [(m.start(), m.group(0)) for m in _ISO_DATE.finditer(text)]
+    for m in _WORD_DATE.finditer(text):
+        day, month, year = (m.group(1), m.group(2), m.group(3))
+        if day is None:
+            month, day, year = m.group(4), m.group(5), m.group(6)
+        number = _MONTHS.index(month.lower()[:3]) + 1
+        found.append((m.start(), f"{year}-{number:02d}-{int(day):02d}"))
+    for m in _DOTTED_DATE.finditer(text):
+        if 1 <= int(m.group(2)) <= 12:
+            found.append((m.start(), f"{m.group(3)}-{int(m.group(2)):02d}-{int(m.group(1)):02d}"))
+    return [value for _, value in sorted(found)]
+
+
+def _values(kind: str, text: str, key: str = "", others: set[str] | None = None) -> list[Any]:
+    """The values of ``kind`` written in ``text``, in the order a parameter
+    ``key`` should take them (for an identifier, see :func:`_identifiers`)."""
+    if kind == "id":
+        return _identifiers(key, text, others or set())
+    if kind == "date":
+        return _dates(text)
+    if kind == "time":
+        return [f"{int(m.group(1)):02d}:{m.group(2)}" for m in _TIME.finditer(text)]
+    if kind == "amount":
+        return [float(m.group(0).replace(",", ".")) for m in _AMOUNT.finditer(text)]
+    pattern = {"email": _EMAIL, "code": _CODE}[kind]
+    return [m.group(0) for m in pattern.finditer(text)]
 
 
 def _find_value(kind: str, text: str, key: str = "", others: set[str] | None = None) -> Any:
-    """The value of ``kind`` written in ``text`` (for an identifier, the one
-    that belongs to parameter ``key``, see :func:`_identifier`), or None."""
-    if kind == "id":
-        return _identifier(key, text, others or set())
-    pattern = {"email": _EMAIL, "date": _ISO_DATE, "code": _CODE, "amount": _AMOUNT}[kind]
-    match = pattern.search(text)
-    if match is None:
-        return None
-    if kind == "amount":
-        return float(match.group(0).replace(",", "."))
-    return match.group(0)
+    """The first value of ``kind`` written in ``text``, or None."""
+    values = _values(kind, text, key, others)
+    return values[0] if values else None
 
 
 _PAIR = re.compile(r"^\s*([\w.-]+):\s+(.+?)\s*$")
@@ -226,6 +278,16 @@ _NOT_A_VALUE = {"path", "format", "key", "input", "note", "total", "truncated", 
 
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4}
+
+
+def _result_field(result: str, name: str) -> str | None:
+    """The value an earlier step's result gives under the key ``name``
+    ("course_code: GER-A2-01" for the next step's ``course_code``)."""
+    for line in result.splitlines():
+        match = _PAIR.match(line)
+        if match is not None and match.group(1).lower() == name.lower():
+            return match.group(2)
+    return None
 
 
 def value_in_result(result: str, request: str) -> str | None:
@@ -330,6 +392,7 @@ def fill_arguments(
     required = set(schema.get("required") or [])
     args: dict[str, Any] = {}
     labels = {name: _label_words(name) for name in props}
+    taken: dict[str, list[Any]] = {}
     for name, prop in props.items():
         key = name.lower()
         value: Any = None
@@ -350,7 +413,15 @@ def fill_arguments(
             value = given_name(text) or (name_for(text) if previous is not None else None)
         elif (kind := _value_kind(key, prop)) is not None:
             others = {w for n in props if n != name for w in labels[n]} - labels[name]
-            value = _find_value(kind, text, key, others)
+            # Two parameters of one kind take two values ("ST-12968 from
+            # ITA-A2-01", "from 14:00 to 15:00"), the second the next one.
+            values = _values(kind, text, key, others)
+            fresh = [v for v in values if v not in taken.get(kind, [])]
+            value = fresh[0] if fresh else None
+            if value is None and previous and kind == "id":
+                value = _result_field(previous, name)
+            if value is not None:
+                taken.setdefault(kind, []).append(value)
         elif (prop or {}).get("type") == "integer":
             numbers = _NUMBER.findall(text)
             value = int(numbers[0]) if numbers else None
@@ -362,7 +433,10 @@ def fill_arguments(
         # make test"): the request's words are never run as one.
         command = key in _COMMAND_PARAMS
         if value is None and name in required and is_text and not choices and not command:
-            value = _labelled_word(key, text) or _remainder(text)
+            # A value of a known form (a currency code, a date) that the
+            # request does not write is asked for, never made of its words.
+            typed = _value_kind(key, prop) is not None
+            value = _labelled_word(key, text) or (None if typed else _remainder(text))
         if value is not None:
             args[name] = value
     # A name is never the value it names: "store the password 'hunter2' as a

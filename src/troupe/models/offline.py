@@ -279,9 +279,10 @@ def best_route(text: str, routes: Iterable[TeamRoute]) -> TeamRoute | None:
 
 
 def _described_route(text: str, team: Sequence[TeamRoute]) -> TeamRoute | None:
-    """The team member whose description shares the most words with ``text``."""
+    """The team member whose description and capabilities share the most
+    words with ``text``."""
     asked = {w for w in stems(text) if len(w) > 3}
-    overlap = [(len(asked & {stem(w) for w in words(r.text)}), r) for r in team]
+    overlap = [(len(asked & stems(" ".join((r.text, *r.abilities)))), r) for r in team]
     count, route = max(overlap, key=lambda pair: pair[0], default=(0, None))
     return route if count else None
 
