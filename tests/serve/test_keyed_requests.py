@@ -178,3 +178,50 @@ def test_an_a2a_message_sent_twice_runs_once_and_replays_with_the_retrys_id(
 
 def _texts(event: dict[str, Any]) -> list[str]:
     return [p["text"] for p in (event.get("content") or {}).get("parts") or [] if p.get("text")]
+
+
+def test_an_approval_cut_off_before_its_answer_was_stored_is_closed_not_left_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process dies as it starts the approved turn: the key stays claimed and
+    nothing of the turn is stored. The retry is told the turn was interrupted, the
+    command never runs, and the session shows the approval answered as interrupted,
+    not waiting for an answer that would only be refused."""
+    from troupe.stores.turn_records import TurnRecords
+
+    claim = TurnRecords.claim
+    dying: list[str] = []
+
+    async def claim_then_die(self: TurnRecords, key: str, scope: str, fence: str) -> bool:
+        claimed = await claim(self, key, scope, fence)
+        if dying:
+            raise RuntimeError(dying.pop())
+        return claimed
+
+    monkeypatch.setattr(TurnRecords, "claim", claim_then_die)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = load_settings(
+        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    settings.config.model = "offline"
+    app = build_app(settings, ServeOptions())
+    with TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False) as web:
+        web.post("/apps/troupe/users/u/sessions", json={"session_id": "s"}).raise_for_status()
+        asked = web.post("/run", json=run_body("s", APPEND))
+        question = _confirmation(asked.json())
+        dying.append("the process died here")
+        cut = web.post("/run", json=_approval("s", question))
+        retry = web.post("/run", json=_approval("s", question))
+        session = web.get("/apps/troupe/users/u/sessions/s").json()
+    assert cut.status_code == 500
+    assert retry.status_code == 409 and retry.json()["state"] == "interrupted"
+    assert not (workspace / "ran.log").exists()
+    answers = [
+        part["functionResponse"]["response"]
+        for event in session["events"]
+        for part in (event.get("content") or {}).get("parts") or []
+        if (part.get("functionResponse") or {}).get("id") == question["id"]
+    ]
+    assert [answer.get("interrupted") for answer in answers] == [True]
+    assert session["events"][-1]["customMetadata"] == {"troupe_outcome": "interrupted"}

@@ -25,7 +25,8 @@ takes, so the turn runs inside it), then looks the key up in
   (an A2A reply carries the retry's JSON-RPC id);
 * ``running``: found under the lock, its process died or stalled past its
   lease, so the turn is closed and the client gets 409 "interrupted", as for
-  ``interrupted``.
+  ``interrupted``. A cut-off approval answer closes its confirmation too: it
+  is never run again, so the session does not show it as still waiting.
 
 Any keyed turn first closes the session's other turns still recorded
 ``running`` the same way, so a turn cut off by a crash is closed on the next
@@ -187,7 +188,11 @@ class IdempotentRuns:
             await send_body(send, 200, _with_rpc_id(payload, turn.rpc_id), media_type, True)
             return
         if record is not None and record.state in (RUNNING, INTERRUPTED):
-            closed = await close_turn(self.service, *_session(turn), reason=FAILED_REASON)
+            # An approval cut off before its answer was stored is closed with its
+            # turn: it is never run again, so it must not show as still waiting.
+            closed = await close_turn(
+                self.service, *_session(turn), reason=FAILED_REASON, settle=turn.approvals
+            )
             await self.records.interrupt(turn.row)
             await send_body(send, 409, interrupted_reply(closed).encode())
             return
@@ -223,7 +228,9 @@ class IdempotentRuns:
             if done == 0:
                 await self.records.forget(turn.row, fence)
                 return
-            await close_turn(self.service, *_session(turn), reason=FAILED_REASON)
+            await close_turn(
+                self.service, *_session(turn), reason=FAILED_REASON, settle=turn.approvals
+            )
             await self.records.finish(turn.row, fence, INTERRUPTED)
         except Exception as exc:
             logger.warning("Could not close the failed turn of key %r: %s", turn.key, exc)

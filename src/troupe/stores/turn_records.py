@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,12 +199,22 @@ async def close_dangling(
 
 
 async def close_turn(
-    service: BaseSessionService, app_name: str, user_id: str, session_id: str, reason: str
+    service: BaseSessionService,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    reason: str,
+    *,
+    settle: Collection[str] = (),
 ) -> int:
     """Close the session's last turn if it was cut off: answer its dangling calls as
     interrupted, and when it has no final answer, add a note saying it was interrupted
-    and why. Returns how many calls were closed; a turn that ended is left as it is."""
-    closed, _ = await _close(service, app_name, user_id, session_id, note=reason)
+    and why. Returns how many calls were closed; a turn that ended is left as it is.
+
+    A call waiting for approval stays open (the user may still answer it), unless
+    its id is in ``settle``: the approval whose answer was the cut-off turn, which
+    is never run again, so the session must not show it as still waiting."""
+    closed, _ = await _close(service, app_name, user_id, session_id, note=reason, settle=settle)
     return closed
 
 
@@ -214,6 +225,7 @@ async def _close(
     session_id: str,
     note: str | None,
     result: dict[str, Any] | None = None,
+    settle: Collection[str] = (),
 ) -> tuple[int, bool]:
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
@@ -226,7 +238,7 @@ async def _close(
         for call in event.get_function_calls():
             if call.id is None or call.id in answered:
                 continue
-            if call.id in (event.long_running_tool_ids or ()):
+            if call.id in (event.long_running_tool_ids or ()) and call.id not in settle:
                 continue
             response = types.FunctionResponse(
                 id=call.id, name=call.name, response=dict(result or INTERRUPTED_RESULT)
