@@ -788,16 +788,6 @@ _REPORTING_OPENERS = _word_list("reporting_openers")
 _WHERE_WORDS = _PLACE_WORDS | {"on", "in", "auf", "im", "en", "sur", "dans", "em", "na", "no"}
 
 
-def _shared_start(a: str, b: str) -> int:
-    """How many letters ``a`` and ``b`` have in common from their start."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def _without_addresses(text: str, *, quotes: bool = False) -> str:
     """``text`` with its web addresses and file paths (and, with ``quotes``,
     its quoted spans) blanked out: their letters ("…/moon/phases/", "docs")
@@ -879,14 +869,13 @@ class Router:
         on a team with a calendar), or one is the other with a word ending
         ("printer" where one prints). Five letters and another tail ("correo",
         mail, and "corre", run) are chance."""
-        for said in self._described_by:
-            shared = _shared_start(word, said)
-            if shared >= 6:
-                return True
-            short, long = sorted((word, said), key=len)
-            if shared == len(short) and long[shared:] in {"", *_ENDINGS}:
-                return True
-        return False
+        return any(
+            word == said
+            or _inflected(word, said)
+            or _inflected(said, word)
+            or (len(word) >= 6 and said.startswith(word[:6]))
+            for said in self._described_by
+        )
 
     def distinctness(self, phrase: str) -> float:
         """How much ``phrase`` singles one agent out on this team: 1 over the
