@@ -9,7 +9,10 @@ identifier by its letters alone ("its WR- reference"). A question whose
 meaning is an agent's work far more than small talk's keeps that agent as the
 model's guess. A part of a request makes a step of its own only by naming
 its agent's words or structure: meaning alone, which a story ("there are
-five of us in the house") has too, leaves the decision to the model."""
+five of us in the house") has too, leaves the decision to the model. Which
+booking a request is about ("For booking BK-31877, ..."), a short condition
+("..., if they are free") and what a step is to record ("log an event that
+Doris was sluggish") are details of a step, not steps or a story."""
 
 from __future__ import annotations
 
@@ -325,3 +328,56 @@ def test_a_later_step_in_another_agent_s_words_is_not_routed_to_the_first(
         "Run `wc -l sessions.csv` and then remember how many lines my session log has."
     )
     assert decision.kind != "route" or decision.agent == "planner"
+
+
+def _box_office() -> list[AgentProfile]:
+    return [
+        AgentProfile.build(
+            "bookings",
+            texts=["Looks up, changes and cancels ticket bookings by their BK- number."],
+            keywords=["booking", "ticket", "cancel"],
+            tool_names=["boxoffice_booking_status", "boxoffice_cancel_booking"],
+            parameter_names=["booking_id"],
+        ),
+        AgentProfile.build(
+            "seating",
+            texts=["Shows which seats are free and moves a booking to other seats."],
+            keywords=["seat", "seating plan", "wheelchair space"],
+            tool_names=["seating_free_seats", "seating_assign_seats"],
+            parameter_names=["booking_id", "seats"],
+        ),
+        AgentProfile.build(
+            "planner",
+            texts=["Plans a request of several steps and carries it out step by step."],
+            plans=True,
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "For booking BK-31877, could we have seats C7 and C8 please?",
+        "Please move booking BK-52390 to seats D12 and D13, if they are free.",
+    ],
+)
+def test_which_booking_and_on_what_condition_are_details_of_one_step(
+    encoder: Encoder, text: str
+) -> None:
+    decision = Router(_box_office(), encoder).decide(text)
+    assert not decision.compound
+    assert decision.agent != "planner"
+
+
+def test_a_booking_looked_up_then_moved_is_still_two_steps(encoder: Encoder) -> None:
+    decision = Router(_box_office(), encoder).decide(
+        "Cancel booking BK-31877, then show me which seats are free on Friday"
+    )
+    assert decision.compound and decision.agent == "planner"
+
+
+def test_the_story_a_step_is_to_record_does_not_make_it_a_story(default_team: Router) -> None:
+    decision = default_team.decide(
+        "Read starter_log.md, then log an event that Doris was sluggish on 2025-10-11."
+    )
+    assert decision.compound and decision.agent == "planner"

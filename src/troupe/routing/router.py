@@ -762,6 +762,11 @@ _NARRATIVE_WORDS = _word_list("narrative_words")
 _JOINING_WORDS = frozenset(
     {"and", "then", "und", "dann", "et", "puis", "y", "luego", "e", "depois"}
 )
+_CONTENT_OPENERS = _word_list("content_openers")
+_TOPIC_WORDS = _word_list("topic_words")
+_DETAIL_WORDS = 4
+"""At most this many words make a part a detail of a step (:func:`_only_which`,
+:func:`_only_if`) rather than a step."""
 
 
 def _after_joining(words: list[str]) -> list[str]:
@@ -776,12 +781,34 @@ def _tells_what_happened(part: str) -> bool:
     """A part of a request that tells what happened ("the ticket machine was
     broken", "i coudnt buy one"): the story behind the request, not a step.
     Its first word does not count: "was kostet der Versand?" asks, in German,
-    and "was it delivered?" asks too."""
-    tokens = _after_joining(_tokens(part))
+    and "was it delivered?" asks too. Nor do the words of what a step is to
+    record ("log an event that Doris was sluggish"): after a word that opens
+    such content, the story is the step's argument."""
+    tokens = _after_joining(_tokens(part))[1:]
+    content = next((i for i, token in enumerate(tokens) if token in _CONTENT_OPENERS), None)
     return any(
         token in _NARRATIVE_WORDS or (len(token) > 5 and _fuzzy_equal(token, "couldnt"))
-        for token in tokens[1:]
+        for token in tokens[:content]
     )
+
+
+def _only_which(part: str) -> bool:
+    """A part that only says which thing the next one is about ("For booking
+    BK-31877, could we have seats C7 and C8?"): a word of :data:`_TOPIC_WORDS`,
+    an identifier and at most a word or two more; no step of its own."""
+    tokens = _tokens(part)
+    return (
+        0 < len(tokens) <= _DETAIL_WORDS
+        and tokens[0] in _TOPIC_WORDS
+        and _IDENTIFIED.search(part) is not None
+    )
+
+
+def _only_if(part: str) -> bool:
+    """A short condition after a step ("..., if they are free", "…, se
+    estiverem livres"): when the step before is to be done, not a step."""
+    tokens = _tokens(part)
+    return 0 < len(tokens) <= _DETAIL_WORDS and re.match(_CONDITION, tokens[0], re.I) is not None
 
 
 _REPORTING_OPENERS = _word_list("reporting_openers")
@@ -1276,8 +1303,10 @@ class Router:
                     continue  # "..., it got cancelled and nothing came back": the story
                 if 0 < j == len(parts) - 1 and self._asks_for_the_result(part):
                     continue  # "... and tell me what comes up": the step before's report
-                if j < len(parts) - 1 and _only_where(part):
+                if j < len(parts) - 1 and (_only_where(part) or _only_which(part)):
                     continue  # "On example.com, type ...": where the next step happens
+                if j > 0 and _only_if(part):
+                    continue  # "..., if they are free": when the step before is done
                 # A step of its own names its agent's words or structure;
                 # meaning alone, which a story has too ("there are five of us
                 # in the house"), only says the parts may not be one agent's.
