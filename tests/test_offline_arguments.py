@@ -215,3 +215,28 @@ def test_a_required_code_the_request_does_not_write_is_left_out_not_made_of_its_
     args = fill_arguments(schema, "change 250 USD into the local money")
 
     assert args == {"amount": 250.0, "from_currency": "USD"}
+
+
+_RESERVE = {
+    "properties": {"system_id": {"type": "string"}, "reserve_percent": {"type": "integer"}},
+    "required": ["system_id", "reserve_percent"],
+}
+
+
+def test_a_small_number_is_a_quantity_not_an_identifier() -> None:
+    args = fill_arguments(
+        _RESERVE,
+        "lower its battery backup reserve to 10 %",
+        previous="system_id: SYS-54312\nbattery:\n  capacity_kwh: 5.0",
+    )
+    assert args == {"system_id": "SYS-54312", "reserve_percent": 10}
+
+
+def test_a_whole_number_is_never_read_out_of_a_reference() -> None:
+    args = fill_arguments(_RESERVE, "set the reserve of SYS-54312 to 10 %")
+    assert args == {"system_id": "SYS-54312", "reserve_percent": 10}
+    counted = {"properties": {"order_id": {"type": "string"}, "quantity": {"type": "integer"}}}
+    assert fill_arguments(counted, "order 48213, 3 more please") == {
+        "order_id": "48213",
+        "quantity": 3,
+    }

@@ -20,12 +20,16 @@ _PATH = re.compile(
     r"|[\w.-]+(?:/[\w.-]+)*/(?![\w-]|\.[\w./])"
     r"|[A-Za-z_.][\w.-]*(?:/[\w.-]+)+(?![\w/]))"
 )
-_NUMBER = re.compile(r"\b\d+\b")
+_WHOLE = re.compile(r"(?<![\w.,-])\d+(?![\w-]|[.,]\d)")
+"""A whole number written on its own: not part of "SYS-54312" or of "2.5"."""
 _IDENTIFIER = re.compile(
     r"(?<![\w@.-])#?((?:[A-Za-z]{1,4}-)*[A-Za-z]{0,4}-?\d[\w-]*\d|\d{3,})(?![\w@])"
 )
 """An order number, a booking reference, a flight number or a course code
 written inline ("order 48213", "HB-204517", "#19385", "LH1172", "SPA-B1-01")."""
+_SHORTEST_NUMBER_ID = 3
+"""An identifier of digits alone has at least this many ("order 48213");
+fewer are a quantity ("reserve to 10 %")."""
 _ID_SUFFIXES = ("_id", "id", "_number", "_no", "_ref", "reference", "code")
 """Parameter names that take such an identifier."""
 
@@ -227,6 +231,8 @@ def _identifiers(key: str, text: str, others: set[str]) -> list[str]:
     mine = _label_words(key)
     found = []
     for match in _IDENTIFIER.finditer(text):
+        if match.group(1).isdigit() and len(match.group(1)) < _SHORTEST_NUMBER_ID:
+            continue  # "to 10 %", "for 2 nights": a quantity, not a reference
         before = re.findall(r"[^\W\d_]+", text[: match.start()])[-1:]
         found.append((_plain_letters(before[0])[:4] if before else "", match.group(1)))
     named = [v for word, v in found if word in mine or _names_itself(v, mine)]
@@ -423,7 +429,9 @@ def fill_arguments(
             if value is not None:
                 taken.setdefault(kind, []).append(value)
         elif (prop or {}).get("type") == "integer":
-            numbers = _NUMBER.findall(text)
+            # A number of its own, not one inside a reference ("SYS-54312")
+            # or the one another parameter took as its identifier.
+            numbers = [n for n in _WHOLE.findall(text) if n not in taken.get("id", [])]
             value = int(numbers[0]) if numbers else None
         choices = (prop or {}).get("enum") if isinstance(prop, dict) else None
         if value is None and choices:
