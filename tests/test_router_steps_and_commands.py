@@ -23,7 +23,13 @@ import pytest
 from troupe import Config, build_agent_tree
 from troupe.builtins import builtin_tools
 from troupe.routing.encoder import Encoder
-from troupe.routing.router import AgentProfile, Router, lexical_score, structures_in
+from troupe.routing.router import (
+    AgentProfile,
+    Router,
+    instruction_of,
+    lexical_score,
+    structures_in,
+)
 
 
 def _desk() -> list[AgentProfile]:
@@ -381,3 +387,35 @@ def test_the_story_a_step_is_to_record_does_not_make_it_a_story(default_team: Ro
         "Read starter_log.md, then log an event that Doris was sluggish on 2025-10-11."
     )
     assert decision.compound and decision.agent == "planner"
+
+
+def test_a_back_quoted_command_after_a_colon_is_the_work_not_content(
+    default_team: Router,
+) -> None:
+    decision = default_team.decide("Count the lines of the spring data: `wc -l data/spring.csv`")
+    assert decision.candidates[0].name == "operator"
+    assert decision.candidates[0].structure > 0
+
+
+@pytest.mark.parametrize("text", ["Open recipes/croissants.md", "Show me suppliers.md"])
+def test_a_file_named_with_a_word_or_two_goes_to_whoever_takes_files_most_fully(
+    default_team: Router, text: str
+) -> None:
+    decision = default_team.decide(text)
+    assert decision.candidates[0].name == "operator"
+    assert decision.agent in ("operator", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("add to the knowledge base: the staging url is http://x", "add to the knowledge base"),
+        (
+            "Write 'Celebration cakes: 30% deposit' into notes/terms.txt",
+            "Write 'Celebration cakes: 30% deposit' into notes/terms.txt",
+        ),
+        ('Put "todo: call Sam" in notes.md', 'Put "todo: call Sam" in notes.md'),
+    ],
+)
+def test_a_colon_inside_a_quoted_value_introduces_no_content(text: str, asked: str) -> None:
+    assert instruction_of(text) == asked

@@ -741,6 +741,10 @@ def split_outside_quotes(pattern: re.Pattern[str], text: str) -> list[str]:
 
 _PAYLOAD = re.compile(r"^(?P<ask>[^:\n]{8,}?)\s*:\s+(?P<payload>\S.*)$", re.S)
 """An instruction, then a colon, then what it is to work on."""
+_ANY_QUOTED = re.compile(rf"{_QUOTED_SPAN.pattern}|(?<!\w)'[^'\n]*'(?!\w)")
+"""A quoted span, single quotes too (not an apostrophe: "what's")."""
+_ONLY_A_COMMAND = re.compile(r"^`[^`]+`[\s.!?]*$")
+"""A payload that is a back-quoted command and nothing else: what to run."""
 
 
 @lru_cache(maxsize=4096)
@@ -749,13 +753,21 @@ def instruction_of(text: str) -> str:
     introduces what to work on ("add to the knowledge base: the staging url is
     http://..."), the whole request otherwise. What follows such a colon is
     content; its words and addresses do not say whose work it is. A colon of
-    an address ("https://") or a time ("10:30") introduces nothing."""
-    match = _PAYLOAD.match(text.strip())
-    if match is None or len(_tokens(match.group("ask"))) < 2:
+    an address ("https://"), a time ("10:30") or a quoted value ("write
+    'cakes: 30% deposit' into notes.txt") introduces nothing."""
+    stripped = text.strip()
+    hidden = _ANY_QUOTED.sub(lambda m: "x" * len(m.group(0)), stripped)
+    match = _PAYLOAD.match(hidden)
+    if match is None:
         return text
-    if _SEQUENCE.search(match.group("payload")):
+    ask, payload = stripped[: match.end("ask")], stripped[match.start("payload") :]
+    if len(_tokens(ask)) < 2:
+        return text
+    if _SEQUENCE.search(payload):
         return text  # "...: xoxb-123. Then write ..." goes on with a step of its own
-    return match.group("ask")
+    if _ONLY_A_COMMAND.match(payload):
+        return text  # "Count the lines: `wc -l data.csv`": the command is the work
+    return ask
 
 
 _NARRATIVE_WORDS = _word_list("narrative_words")
@@ -790,6 +802,24 @@ def _tells_what_happened(part: str) -> bool:
         token in _NARRATIVE_WORDS or (len(token) > 5 and _fuzzy_equal(token, "couldnt"))
         for token in tokens[:content]
     )
+
+
+_FEW_WORDS = 3
+"""A request with at most this many words beside its file, address or
+command ("Open recipes/croissants.md", "Show me suppliers.md") says too
+little for its meaning to weigh against what its structure says."""
+
+
+def _structure_first(text: str, ranked: list[Candidate]) -> list[Candidate]:
+    """``ranked`` led by the agent that takes the request's structure most
+    fully, when the request has only a few words beside it and none of them
+    is any agent's: a verb such as "open" means little alone, and what it
+    means near one agent's phrases is chance."""
+    if any(c.lexical > 0 for c in ranked) or not any(c.structure > 0 for c in ranked):
+        return ranked
+    if len(_tokens(_without_addresses(instruction_of(text), quotes=True))) > _FEW_WORDS:
+        return ranked
+    return sorted(ranked, key=lambda c: (-c.structure, -c.score))
 
 
 def _only_which(part: str) -> bool:
@@ -1286,7 +1316,9 @@ class Router:
         decisions = []
         offset = len(texts)
         for i, text in enumerate(texts):
-            ranked = self._candidates(text, semantic[i], nearest[i], translated[i])
+            ranked = _structure_first(
+                text, self._candidates(text, semantic[i], nearest[i], translated[i])
+            )
             parts = clauses[i]
             owners = set()
             elsewhere = another = False
