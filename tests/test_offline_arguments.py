@@ -240,3 +240,11 @@ def test_a_whole_number_is_never_read_out_of_a_reference() -> None:
         "order_id": "48213",
         "quantity": 3,
     }
+
+
+def test_the_minutes_of_a_time_are_not_what_a_colon_introduces() -> None:
+    schema = {"properties": {"text": {"type": "string"}}, "required": ["text"]}
+    assert fill_arguments(schema, "remember that the stand-up at 10:30 moved") == {
+        "text": "the stand-up at 10:30 moved"
+    }
+    assert fill_arguments(schema, "save this: the build is green") == {"text": "the build is green"}

@@ -114,7 +114,9 @@ def _remainder(text: str) -> str:
     spans = quoted(text)
     if spans:
         return spans[-1]
-    match = re.search(r":\s*(.+)$", text)
+    # What a colon introduces ("save this: ..."); never the minutes of a time
+    # ("at 14:00") or the rest of an address.
+    match = re.search(r"(?<!\d):(?!\d|//)\s*(.+)$", text)
     if match:
         return match.group(1).strip()
     # "remember that X", "search the notes for X": the subject is what follows.
