@@ -248,3 +248,10 @@ def test_the_minutes_of_a_time_are_not_what_a_colon_introduces() -> None:
         "text": "the stand-up at 10:30 moved"
     }
     assert fill_arguments(schema, "save this: the build is green") == {"text": "the build is green"}
+
+
+def test_an_event_to_log_is_stored_without_the_words_that_ask_for_it() -> None:
+    schema = {"properties": {"text": {"type": "string"}}, "required": ["text"]}
+    assert fill_arguments(schema, "log an event that the backup was late") == {
+        "text": "the backup was late"
+    }

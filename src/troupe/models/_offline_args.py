@@ -125,7 +125,7 @@ def _remainder(text: str) -> str:
 
 
 _LEADING_VERB = re.compile(
-    r"^\s*(?:please\s+)?(?:remember|note|save|store|search|find|look\s+up|recall)\b"
+    r"^\s*(?:please\s+)?(?:remember|note|save|store|search|find|look\s+up|recall|log|record)\b"
     r"[^.?!]*?\b(?:that|for|about)\s+",
     re.I,
 )
