@@ -132,3 +132,38 @@ def test_an_identifier_counts_for_each_agent_that_takes_it_by_its_share(
 def test_a_router_with_another_threshold_keeps_the_teams_gaps(router: Router) -> None:
     text = "Can I get a gift card worth 40 euros for my brother?"
     assert router.with_threshold(0.3).decide(text).nobody
+
+
+def _solar_desk() -> list[AgentProfile]:
+    return [
+        AgentProfile.build(
+            "billing",
+            texts=[
+                "Sends invoices, takes payments and says which grants and subsidies "
+                "help finance an installation."
+            ],
+            keywords=["invoice", "payment", "subsidy", "grant", "finance"],
+            tool_names=["billing_invoice", "billing_pay", "billing_subsidy_check"],
+            parameter_names=["invoice_id", "amount", "postcode"],
+            refusals=["arrange loans or financing"],
+        ),
+        AgentProfile.build(
+            "quotes",
+            texts=["Prices solar panels, batteries and heat pumps for a home (Q-#####)."],
+            keywords=["quote", "price", "estimate", "heat pump", "solar panels"],
+            tool_names=["quote_estimate", "quote_accept"],
+            parameter_names=["quote_id", "postcode"],
+        ),
+    ]
+
+
+def test_what_the_best_agents_own_author_says_it_cannot_do_is_nobodys(
+    encoder: Encoder,
+) -> None:
+    router = Router(_solar_desk(), encoder)
+    loan = router.decide(
+        "Pouvez-vous m'aider à obtenir un prêt bancaire pour financer la pompe à chaleur ?"
+    )
+    assert loan.nobody and loan.agent is None
+    payment = router.decide("Pay invoice INV-204431 please")
+    assert payment.kind == "route" and payment.agent == "billing"

@@ -894,6 +894,7 @@ class Router:
     _takers: dict[str, int] | None = field(default=None, init=False, repr=False)
     _reach_most: dict[str, float] | None = field(default=None, init=False, repr=False)
     _orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
+    _orphan_owners: Any = field(default=None, init=False, repr=False)
 
     @property
     def _team_words(self) -> frozenset[str]:
@@ -1071,6 +1072,7 @@ class Router:
         other._spread, other._words = self._spread, self._words
         other._shared, other._phrases = self._shared, self._phrases
         other._orphans = self._orphans  # found with the matrix, not after it
+        other._orphan_owners = self._orphan_owners
         return other
 
     def _phrase_matrix(self) -> Any:
@@ -1100,6 +1102,8 @@ class Router:
             orphans = start + self._orphan_refusals(matrix, start, [i for i, _ in refusals])
             world = start + sum(1 for i, _ in refusals if i >= 0)
             self._orphans = (orphans[orphans < world], orphans[orphans >= world])
+            refusers = np.asarray([i for i, _ in refusals], dtype=int)
+            self._orphan_owners = refusers[self._orphans[0] - start]
             self._matrix = matrix
         return self._matrix
 
@@ -1153,7 +1157,7 @@ class Router:
         if matrix is None or self.encoder is None:
             zeros = np.zeros(len(texts))
             nothing = np.zeros((len(texts), count))
-            return nothing, nothing, zeros, zeros, np.zeros((len(texts), 2))
+            return nothing, nothing, zeros, zeros, np.zeros((len(texts), 2 + count))
         vectors = self.encoder.encode([*texts, *words])
         for word, vector in zip(words, vectors[len(texts) :], strict=True):
             self._word_vectors[word] = vector
@@ -1177,10 +1181,16 @@ class Router:
         asked = rows + self._greeting_rows
         question = np.sort(sims[:, asked : asked + len(OPEN_QUESTIONS)], axis=1)[:, -_TOP_PHRASES:]
         question_score = question.mean(axis=1)
-        refused = np.zeros((len(texts), 2))
+        # The author's refusals no teammate is described by, then the work no
+        # team does, then each agent's own such refusals.
+        refused = np.zeros((len(texts), 2 + count))
         for column, kept in enumerate(self._orphans):
             if len(kept):
                 refused[:, column] = sims[:, kept].max(axis=1)
+        for index in range(count):
+            own = self._orphans[0][self._orphan_owners == index] if self._orphans else []
+            if len(own):
+                refused[:, 2 + index] = sims[:, own].max(axis=1)
         return (
             np.clip(per_agent, 0.0, 1.0),
             np.clip(nearest, 0.0, 1.0),
@@ -1384,6 +1394,9 @@ class Router:
                     steps_elsewhere=steps_elsewhere,
                     stranger=partial(self._opens_with_a_stranger, text, translated[i]),
                     refused=(float(refused[i, 0]), float(refused[i, 1])),
+                    own_refusal={
+                        p.name: float(refused[i, 2 + k]) for k, p in enumerate(self.profiles)
+                    },
                 )
             )
         return decisions
@@ -1598,6 +1611,7 @@ class Router:
         steps_elsewhere: bool = False,
         stranger: Callable[[], bool] = lambda: False,
         refused: tuple[float, float] = (0.0, 0.0),
+        own_refusal: Mapping[str, float] | None = None,
     ) -> RouteDecision:
         """The decision for ``text`` from its ranked candidates and the
         request's closeness to a greeting, a general question and (``refused``)
@@ -1623,6 +1637,13 @@ class Router:
         ):
             # What the team's author wrote that it cannot do, and no teammate
             # is described by: nobody's work.
+            return RouteDecision("defer", None, 0.0, tuple(ranked), nobody=True)
+        own = (own_refusal or {}).get(best.name, 0.0)
+        if not compound and best.structure == 0 and own >= best.nearest + NOBODY_SLACK:
+            # Closer to what the best agent's own author says it cannot do (and
+            # no teammate is described by) than to anything it is described
+            # by: "a bank loan to finance the heat pump" to the billing desk
+            # that "cannot arrange loans or financing".
             return RouteDecision("defer", None, 0.0, tuple(ranked), nobody=True)
         planner = next((p.name for p in self.profiles if p.plans), None)
         if compound and planner is not None:
