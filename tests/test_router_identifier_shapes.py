@@ -57,6 +57,14 @@ def test_the_letters_of_a_described_identifier_are_the_agents_shape() -> None:
     assert profile.shapes == {"MT", "LF", "SP", "PC"}
 
 
+def test_an_example_identifier_alone_in_brackets_is_the_agents_shape() -> None:
+    profile = AgentProfile.build(
+        "visits",
+        texts=["A job number (JOB-123456), or a postcode (2018) and a date (2026-03-05)."],
+    )
+    assert profile.shapes == {"JOB"}
+
+
 def test_a_foreign_request_with_a_parcel_number_reaches_the_mailroom(encoder: Encoder) -> None:
     text = "Wo liegt gerade das Paket PC-318204?"
     described = Router(_desk(described=True), encoder).decide(text)

@@ -85,3 +85,39 @@ def test_steps_for_two_agents_still_go_to_the_planning_agent(encoder: Encoder) -
     )
 
     assert (decision.kind, decision.agent, decision.compound) == ("route", "planner", True)
+
+
+def _service_desk() -> list[AgentProfile]:
+    return [
+        AgentProfile.build(
+            "contracts",
+            texts=["Sells and renews maintenance contracts and service plans for boilers."],
+            keywords=["maintenance contract", "service plan", "plan", "renewal"],
+            tool_names=["contracts_list_plans", "contracts_renew"],
+            parameter_names=["contract_id", "appliance"],
+            plans=False,
+        ),
+        AgentProfile.build(
+            "billing",
+            texts=["Sends invoices and takes payments."],
+            keywords=["invoice", "payment"],
+            tool_names=["billing_pay_invoice"],
+            parameter_names=["invoice_id"],
+        ),
+        AgentProfile.build(
+            "planner",
+            texts=["Breaks a request of several steps into a plan."],
+            keywords=["plan", "steps", "step by step"],
+            tool_names=["plan_write"],
+        ),
+    ]
+
+
+def test_a_plan_named_by_a_members_own_word_before_it_is_that_members_thing(
+    encoder: Encoder,
+) -> None:
+    decision = Router(_service_desk(), encoder).decide(
+        "What maintenance plans do you offer for a heat pump, and how much are they per month?"
+    )
+    assert not decision.compound
+    assert decision.agent == "contracts"

@@ -139,10 +139,12 @@ whose tools take it: in a tool's parameter names, its name or the agent's keywor
 _SHAPE_DESCRIBED = re.compile(
     r"(?<![\w-])(?P<prefix>[A-Z]{2,5})-(?:[#X]{3,}|N{3,}|\\d|\[0-9\]|(?=['\"`\s]|$))"
     r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{2,5})-\d{3,}\b"
+    r"|\((?P<alone>[A-Z]{2,5})-\d{3,}\)"
 )
 """An identifier's shape as a tool's author describes it: "(MT-######)",
 "'LF-' and five digits", "its WR- reference", a schema pattern "^SP-\\d{5}$",
-an example value "e.g. PC-552810". Its letters are what tells one thing's
+an example value "e.g. PC-552810" or one alone in brackets, "a job number
+(JOB-123456)". Its letters are what tells one thing's
 number from another's (a ticket's from a parcel's)."""
 _SHAPED = re.compile(r"(?<![\w-])(?P<prefix>[A-Za-z]{2,5})-\d{3,}\b")
 """An identifier in a request: letters, a hyphen, digits ("MT-204589")."""
@@ -369,7 +371,7 @@ class AgentProfile:
         vocabulary = frozenset(_stem(t) for text in described for t in _tokens(text))
         inputs = frozenset(t for n in parameter_names for t in _tokens(n) if _names_work(t))
         shapes = frozenset(
-            (match["prefix"] or match["example"]).upper()
+            (match["prefix"] or match["example"] or match["alone"]).upper()
             for text in (*texts, *parameter_texts)
             if text
             for match in _SHAPE_DESCRIBED.finditer(text)
@@ -1475,29 +1477,33 @@ class Router:
                     found
                     and (i == 0 or tokens[i - 1] not in _PERSONAL_WORDS)
                     and not self._plans_its_own_work(
-                        tokens[i + len(parts) :][:_PLANNED_WITHIN], parts
+                        tokens[i + len(parts) :][:_PLANNED_WITHIN], parts, tokens[i - 1 : i]
                     )
                 ):
                     return True
         return False
 
-    def _plans_its_own_work(self, tokens: Sequence[str], plan: Sequence[str]) -> bool:
+    def _plans_its_own_work(
+        self, tokens: Sequence[str], plan: Sequence[str], before: Sequence[str] = ()
+    ) -> bool:
         """Another member plans its own work in the team's words ("plan a trip"
         is a keyword of the journeys agent) and what is to be planned, the words
         right after the plan word (``tokens``), names that work with a keyword of
         its own ("plan a journey from Westbury"; not "plan my Monday: check the
-        timetable, then ...")."""
+        timetable, then ..."); or the word right ``before`` it is one of that
+        member's keywords' words, which makes the plan its thing ("What
+        maintenance plans do you offer?" to a contracts desk with the keywords
+        "plan" and "maintenance contract")."""
         for profile in self.profiles:
             if profile.plans:
                 continue
             keywords = profile.lexical_keywords
             if not any(set(plan) <= set(_keyword_tokens(k)) for k in keywords):
                 continue
-            if any(
-                not set(plan) & set(_keyword_tokens(k))
-                and _keyword_found(tokens, k, self._team_words)
-                for k in keywords
-            ):
+            others = [k for k in keywords if not set(plan) & set(_keyword_tokens(k))]
+            if any(_keyword_found(tokens, k, self._team_words) for k in others):
+                return True
+            if before and any(before[0] in _keyword_tokens(k) for k in others):
                 return True
         return False
 
