@@ -896,7 +896,8 @@ class Router:
     _takers: dict[str, int] | None = field(default=None, init=False, repr=False)
     _reach_most: dict[str, float] | None = field(default=None, init=False, repr=False)
     _orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
-    _orphan_owners: Any = field(default=None, init=False, repr=False)
+    _own_orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
+    """Per agent, the rows of its refusals among ``_orphans``' first."""
 
     @property
     def _team_words(self) -> frozenset[str]:
@@ -1074,7 +1075,7 @@ class Router:
         other._spread, other._words = self._spread, self._words
         other._shared, other._phrases = self._shared, self._phrases
         other._orphans = self._orphans  # found with the matrix, not after it
-        other._orphan_owners = self._orphan_owners
+        other._own_orphans = self._own_orphans
         return other
 
     def _phrase_matrix(self) -> Any:
@@ -1104,8 +1105,10 @@ class Router:
             orphans = start + self._orphan_refusals(matrix, start, [i for i, _ in refusals])
             world = start + sum(1 for i, _ in refusals if i >= 0)
             self._orphans = (orphans[orphans < world], orphans[orphans >= world])
-            refusers = np.asarray([i for i, _ in refusals], dtype=int)
-            self._orphan_owners = refusers[self._orphans[0] - start]
+            refusers = np.asarray([i for i, _ in refusals], dtype=int)[self._orphans[0] - start]
+            self._own_orphans = tuple(
+                self._orphans[0][refusers == index] for index in range(len(self.profiles))
+            )
             self._matrix = matrix
         return self._matrix
 
@@ -1189,8 +1192,7 @@ class Router:
         for column, kept in enumerate(self._orphans):
             if len(kept):
                 refused[:, column] = sims[:, kept].max(axis=1)
-        for index in range(count):
-            own = self._orphans[0][self._orphan_owners == index] if self._orphans else []
+        for index, own in enumerate(self._own_orphans):
             if len(own):
                 refused[:, 2 + index] = sims[:, own].max(axis=1)
         return (
