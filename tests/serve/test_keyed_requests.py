@@ -225,3 +225,78 @@ def test_an_approval_cut_off_before_its_answer_was_stored_is_closed_not_left_wai
     ]
     assert [answer.get("interrupted") for answer in answers] == [True]
     assert session["events"][-1]["customMetadata"] == {"troupe_outcome": "interrupted"}
+
+
+def test_a_keyed_turn_cut_off_after_it_asked_for_approval_closes_the_approval_on_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn ended waiting for approval, but its process died before its key was
+    marked done. The retry is told the turn was interrupted, and the session agrees:
+    the approval it asked for is closed as interrupted, so answering it runs nothing."""
+    from troupe.stores.turn_records import TurnRecords
+
+    finish = TurnRecords.finish
+    dying = ["the process died here"]
+
+    async def die_before_finishing(self: TurnRecords, *args: Any, **kwargs: Any) -> bool:
+        if dying:
+            raise RuntimeError(dying.pop())
+        return await finish(self, *args, **kwargs)
+
+    monkeypatch.setattr(TurnRecords, "finish", die_before_finishing)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = load_settings(
+        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    settings.config.model = "offline"
+    headers = {"Idempotency-Key": "append-1"}
+    app = build_app(settings, ServeOptions())
+    with TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False) as web:
+        web.post("/apps/troupe/users/u/sessions", json={"session_id": "s"}).raise_for_status()
+        asked = web.post("/run", json=run_body("s", APPEND), headers=headers)
+        question = _confirmation(asked.json())
+        retry = web.post("/run", json=run_body("s", APPEND), headers=headers)
+        late = web.post("/run", json=_approval("s", question))
+        session = web.get("/apps/troupe/users/u/sessions/s").json()
+    assert retry.status_code == 409 and retry.json()["state"] == "interrupted"
+    assert late.status_code == 409 and late.json()["state"] == "answered"
+    assert not (workspace / "ran.log").exists()
+    answers = [
+        part["functionResponse"]["response"]
+        for event in session["events"]
+        for part in (event.get("content") or {}).get("parts") or []
+        if (part.get("functionResponse") or {}).get("id") == question["id"]
+    ]
+    assert [answer.get("interrupted") for answer in answers] == [True]
+
+
+def test_an_approval_asked_by_a_cut_off_keyed_turn_can_still_be_answered_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client saw the question before the process died: its answer, keyed by the
+    confirmation, runs the command once, though the asking turn's key was never done."""
+    from troupe.stores.turn_records import TurnRecords
+
+    finish = TurnRecords.finish
+    dying = ["the process died here"]
+
+    async def die_before_finishing(self: TurnRecords, *args: Any, **kwargs: Any) -> bool:
+        if dying:
+            raise RuntimeError(dying.pop())
+        return await finish(self, *args, **kwargs)
+
+    monkeypatch.setattr(TurnRecords, "finish", die_before_finishing)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = load_settings(
+        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    settings.config.model = "offline"
+    app = build_app(settings, ServeOptions())
+    with TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False) as web:
+        web.post("/apps/troupe/users/u/sessions", json={"session_id": "s"}).raise_for_status()
+        asked = web.post("/run", json=run_body("s", APPEND), headers={"Idempotency-Key": "a-1"})
+        approved = web.post("/run", json=_approval("s", _confirmation(asked.json())))
+    assert approved.status_code == 200, approved.text
+    assert (workspace / "ran.log").read_text() == "ran\n"

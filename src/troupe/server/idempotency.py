@@ -25,8 +25,11 @@ takes, so the turn runs inside it), then looks the key up in
   (an A2A reply carries the retry's JSON-RPC id);
 * ``running``: found under the lock, its process died or stalled past its
   lease, so the turn is closed and the client gets 409 "interrupted", as for
-  ``interrupted``. A cut-off approval answer closes its confirmation too: it
-  is never run again, so the session does not show it as still waiting.
+  ``interrupted``. The approvals of that turn are closed with it: the one a
+  cut-off approval answer answered (it is never run again) and those a turn
+  asked for before its key was marked done, so the session never offers an
+  approval its client was told is interrupted. (A client that saw the question
+  and answers it before retrying gets it run once.)
 
 Any keyed turn first closes the session's other turns still recorded
 ``running`` the same way, so a turn cut off by a crash is closed on the next
@@ -44,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -188,10 +192,15 @@ class IdempotentRuns:
             await send_body(send, 200, _with_rpc_id(payload, turn.rpc_id), media_type, True)
             return
         if record is not None and record.state in (RUNNING, INTERRUPTED):
-            # An approval cut off before its answer was stored is closed with its
-            # turn: it is never run again, so it must not show as still waiting.
+            # The client is told its turn was interrupted, so the session must not show
+            # an approval of that turn as still waiting: neither the one this request
+            # answers (cut off before its answer was stored) nor one the turn asked for.
             closed = await close_turn(
-                self.service, *_session(turn), reason=FAILED_REASON, settle=turn.approvals
+                self.service,
+                *_session(turn),
+                reason=FAILED_REASON,
+                settle=turn.approvals,
+                settle_turn_since=record.claimed_at,
             )
             await self.records.interrupt(turn.row)
             await send_body(send, 409, interrupted_reply(closed).encode())
@@ -203,6 +212,7 @@ class IdempotentRuns:
             )
             await json_response(send, 409, {"detail": detail, "state": "answered"})
             return
+        claimed_at = time.time()
         if not await self.records.claim(turn.row, turn.scope, fence):
             await json_response(send, 409, {"detail": "this key's turn is running"}, retry_after=1)
             return
@@ -212,15 +222,15 @@ class IdempotentRuns:
             except LeaseLostError:
                 raise  # the session is another's now: its holder closes this turn
             except BaseException:
-                await self._failed(turn, fence, journal.stored + journal.tools)
+                await self._failed(turn, fence, journal.stored + journal.tools, claimed_at)
                 raise
         if status == 200:
             text = _pack(media_type, payload)
             await self.records.finish(turn.row, fence, DONE, text)
         else:
-            await self._failed(turn, fence, journal.stored + journal.tools)
+            await self._failed(turn, fence, journal.stored + journal.tools, claimed_at)
 
-    async def _failed(self, turn: KeyedTurn, fence: str, done: int) -> None:
+    async def _failed(self, turn: KeyedTurn, fence: str, done: int, claimed_at: float) -> None:
         """A keyed turn ended without an answer: forget it if nothing of it happened,
         else close it as interrupted. If even that fails, the record stays ``running``
         and the session's next holder closes the turn."""
@@ -229,7 +239,11 @@ class IdempotentRuns:
                 await self.records.forget(turn.row, fence)
                 return
             await close_turn(
-                self.service, *_session(turn), reason=FAILED_REASON, settle=turn.approvals
+                self.service,
+                *_session(turn),
+                reason=FAILED_REASON,
+                settle=turn.approvals,
+                settle_turn_since=claimed_at,
             )
             await self.records.finish(turn.row, fence, INTERRUPTED)
         except Exception as exc:

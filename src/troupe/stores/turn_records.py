@@ -81,6 +81,8 @@ class TurnRecord:
 
     state: str
     response: str | None = None
+    claimed_at: float = 0.0
+    """When the turn was claimed (a finished row: when it finished)."""
 
 
 def session_scope(app_name: str, user_id: str, session_id: str) -> str:
@@ -114,12 +116,12 @@ class TurnRecords:
         await self._ready()
         row = (
             await self.records.run(
-                "SELECT state, response FROM troupe_turn_records"
+                "SELECT state, response, updated_at FROM troupe_turn_records"
                 " WHERE turn_key = :k AND expires_at > :now",
                 {"k": key, "now": time.time()},
             )
         ).first()
-        return None if row is None else TurnRecord(str(row[0]), row[1])
+        return None if row is None else TurnRecord(str(row[0]), row[1], float(row[2]))
 
     async def claim(self, key: str, scope: str, fence: str) -> bool:
         """Record ``key`` as running under ``fence``; False when an unexpired record is there."""
@@ -152,25 +154,28 @@ class TurnRecords:
         )
 
     async def interrupt(self, key: str) -> None:
-        """Mark ``key`` interrupted (its turn was found cut off), whatever fence claimed it."""
+        """Mark ``key`` interrupted (its turn was found cut off), whatever fence claimed it.
+
+        The row keeps its claim time, which tells its turn's events from later ones."""
         await self._ready()
         await self.records.run(
             "UPDATE troupe_turn_records SET state = 'interrupted', response = NULL,"
-            " updated_at = :now, expires_at = :exp WHERE turn_key = :k AND state <> 'done'",
-            {"k": key, **self._times()},
+            " expires_at = :exp WHERE turn_key = :k AND state <> 'done'",
+            {"k": key, "exp": self._times()["exp"]},
         )
 
     async def interrupt_running(self, scope: str, keep: str = "") -> list[str]:
         """Mark the session's running records interrupted (but ``keep``'s); their keys.
 
         Called by the session's holder: no live turn of this session runs elsewhere.
+        The rows keep their claim times (see :meth:`interrupt`).
         """
         await self._ready()
         found = await self.records.run(
-            "UPDATE troupe_turn_records SET state = 'interrupted', updated_at = :now,"
+            "UPDATE troupe_turn_records SET state = 'interrupted',"
             " expires_at = :exp WHERE session_id = :s AND state = 'running'"
             " AND turn_key <> :k RETURNING turn_key",
-            {"s": scope, "k": keep, **self._times()},
+            {"s": scope, "k": keep, "exp": self._times()["exp"]},
         )
         return [str(row[0]) for row in found.rows]
 
@@ -206,6 +211,7 @@ async def close_turn(
     reason: str,
     *,
     settle: Collection[str] = (),
+    settle_turn_since: float | None = None,
 ) -> int:
     """Close the session's last turn if it was cut off: answer its dangling calls as
     interrupted, and when it has no final answer, add a note saying it was interrupted
@@ -213,8 +219,19 @@ async def close_turn(
 
     A call waiting for approval stays open (the user may still answer it), unless
     its id is in ``settle``: the approval whose answer was the cut-off turn, which
-    is never run again, so the session must not show it as still waiting."""
-    closed, _ = await _close(service, app_name, user_id, session_id, note=reason, settle=settle)
+    is never run again, so the session must not show it as still waiting. With
+    ``settle_turn_since`` (the cut-off turn's claim time), the approvals that turn
+    asked for are closed too: its client is told the turn was interrupted, so the
+    session must not offer them."""
+    closed, _ = await _close(
+        service,
+        app_name,
+        user_id,
+        session_id,
+        note=reason,
+        settle=settle,
+        settle_turn_since=settle_turn_since,
+    )
     return closed
 
 
@@ -226,10 +243,13 @@ async def _close(
     note: str | None,
     result: dict[str, Any] | None = None,
     settle: Collection[str] = (),
+    settle_turn_since: float | None = None,
 ) -> tuple[int, bool]:
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
         return 0, False
+    if settle_turn_since is not None:
+        settle = {*settle, *_asked_by_turn(session.events, settle_turn_since)}
     answered = {
         r.id for e in session.events for r in e.get_function_responses() if r.id is not None
     }
@@ -265,6 +285,22 @@ async def _close(
         ),
     )
     return closed, True
+
+
+def _asked_by_turn(events: list[Event], since: float) -> set[str]:
+    """The ids of the long-running calls (approvals asked for) of the turn that began at
+    ``since``: its events run from its first user event to the next user event."""
+    asked: set[str] = set()
+    began = False
+    for event in events:
+        if event.timestamp < since:
+            continue
+        if event.author == "user":
+            if began:
+                break
+            began = True
+        asked.update(event.long_running_tool_ids or ())
+    return asked
 
 
 def _ended(event: Event) -> bool:
