@@ -255,3 +255,9 @@ def test_an_event_to_log_is_stored_without_the_words_that_ask_for_it() -> None:
     assert fill_arguments(schema, "log an event that the backup was late") == {
         "text": "the backup was late"
     }
+
+
+def test_a_number_glued_to_a_unit_is_not_read_as_its_whole_part() -> None:
+    schema = {"properties": {"length": {"type": "number"}}}
+    assert fill_arguments(schema, "the boat is 8.5m long") == {}
+    assert fill_arguments(schema, "a berth for a boat of 8.5 m") == {"length": 8.5}

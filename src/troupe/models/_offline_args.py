@@ -182,7 +182,7 @@ _DOTTED_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
 _TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3])[:h]([0-5]\d)\b")
 """A time on the 24-hour clock: "14:00", "9:30", "10h00"."""
 _CODE = re.compile(r"\b[A-Z]{3}\b")
-_AMOUNT = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?(?![\w-])")
+_AMOUNT = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?(?![\w-]|[.,]\d)")
 """An amount: a number that is not part of an identifier ("EL-248193")."""
 
 
