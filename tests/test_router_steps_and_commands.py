@@ -12,7 +12,9 @@ its agent's words or structure: meaning alone, which a story ("there are
 five of us in the house") has too, leaves the decision to the model. Which
 booking a request is about ("For booking BK-31877, ..."), a short condition
 ("..., if they are free") and what a step is to record ("log an event that
-Doris was sluggish") are details of a step, not steps or a story."""
+Doris was sluggish") are details of a step, not steps or a story, and a file
+alone after a comma ("Pull up the plan for episode 44, episodes/ep044-outline.md")
+is the thing the part before names."""
 
 from __future__ import annotations
 
@@ -419,3 +421,12 @@ def test_a_file_named_with_a_word_or_two_goes_to_whoever_takes_files_most_fully(
 )
 def test_a_colon_inside_a_quoted_value_introduces_no_content(text: str, asked: str) -> None:
     assert instruction_of(text) == asked
+
+
+def test_a_file_alone_after_a_comma_is_the_thing_the_step_before_names(
+    default_team: Router,
+) -> None:
+    decision = default_team.decide("Pull up the plan for episode 44, episodes/ep044-outline.md.")
+    assert not decision.compound
+    assert decision.candidates[0].name == "operator"
+    assert default_team.decide("Plan the launch, then write docs/launch.md.").compound

@@ -865,6 +865,19 @@ def _only_where(part: str) -> bool:
     return 0 < len(tokens) <= 2 and tokens[0] in _WHERE_WORDS
 
 
+def _only_a_thing(part: str) -> bool:
+    """A part that is only a file or a web address ("Pull up the plan for
+    episode 44, episodes/ep044-outline.md"): the thing the part before names,
+    not a step."""
+    return not _tokens(_without_addresses(part))
+
+
+def _steps(parts: Sequence[str]) -> list[str]:
+    """The parts of a request that may be steps: the first, and each later one
+    that is more than a thing the one before names (:func:`_only_a_thing`)."""
+    return [part for j, part in enumerate(parts) if j == 0 or not _only_a_thing(part)]
+
+
 def split_clauses(text: str) -> list[str]:
     """The parts of a request joined by 'and', 'then', commas (and their
     German, Spanish, French and Portuguese forms), each with two words or more;
@@ -1353,6 +1366,8 @@ class Router:
                     continue  # "On example.com, type ...": where the next step happens
                 if j > 0 and _only_if(part):
                     continue  # "..., if they are free": when the step before is done
+                if j > 0 and _only_a_thing(part):
+                    continue  # "..., episodes/ep044-outline.md": what the step before names
                 # A step of its own names its agent's words or structure;
                 # meaning alone, which a story has too ("there are five of us
                 # in the house"), only says the parts may not be one agent's.
@@ -1378,7 +1393,7 @@ class Router:
             # "plan the release: write the changelog, then tag it" asks for a
             # plan of the steps after its colon, which are content otherwise.
             compound = (len(owners) > 1 and joined) or self._asks_for_a_plan(
-                parts if len(parts) > 1 else split_clauses(text)
+                _steps(parts) if len(parts) > 1 else split_clauses(text)
             )
             if compound and is_general_explanation(text):
                 compound = False
