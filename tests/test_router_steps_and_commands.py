@@ -14,7 +14,8 @@ booking a request is about ("For booking BK-31877, ..."), a short condition
 ("..., if they are free") and what a step is to record ("log an event that
 Doris was sluggish") are details of a step, not steps or a story, and a file
 alone after a comma ("Pull up the plan for episode 44, episodes/ep044-outline.md")
-is the thing the part before names."""
+is the thing the part before names, as a question that names nothing new after
+a lookup ("..., whats the date") asks about the thing looked up."""
 
 from __future__ import annotations
 
@@ -430,3 +431,23 @@ def test_a_file_alone_after_a_comma_is_the_thing_the_step_before_names(
     assert not decision.compound
     assert decision.candidates[0].name == "operator"
     assert default_team.decide("Plan the launch, then write docs/launch.md.").compound
+
+
+def test_a_question_after_a_lookup_that_names_nothing_new_asks_about_its_thing(
+    encoder: Encoder,
+) -> None:
+    team = [
+        *_box_office(),
+        AgentProfile.build(
+            "shows",
+            texts=["Tells which shows are on and when."],
+            keywords=["exhibition", "show"],
+            tool_names=["shows_on_date"],
+            parameter_names=["date"],
+        ),
+    ]
+    decision = Router(team, encoder).decide(
+        "can u chek my bookng BK-31877 pls, whats the date and how many of us did we say"
+    )
+    assert not decision.compound
+    assert decision.candidates[0].name == "bookings"

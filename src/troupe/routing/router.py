@@ -872,6 +872,18 @@ def _only_a_thing(part: str) -> bool:
     return not _tokens(_without_addresses(part))
 
 
+def _asks_about_it(part: str, ranked: Sequence[Candidate]) -> bool:
+    """A question after a step that names nothing of its own ("can u chek my
+    bookng SV-51034, whats the date and how many kids did we say"): no file,
+    address or identifier, no name or number, and none of any agent's
+    keywords; it asks about the thing the step before looks up."""
+    cased = _after_joining(_WORD.findall(part))
+    if not cased or cased[0].lower() not in _QUESTION_OPENERS or structures_in(part):
+        return False
+    named = any(w[:1].isupper() or w[:1].isdigit() for w in cased[1:])
+    return not named and not any(c.keyword for c in ranked)
+
+
 def _steps(parts: Sequence[str]) -> list[str]:
     """The parts of a request that may be steps: the first, and each later one
     that is more than a thing the one before names (:func:`_only_a_thing`)."""
@@ -1366,6 +1378,8 @@ class Router:
                     continue  # "On example.com, type ...": where the next step happens
                 if j > 0 and _only_if(part):
                     continue  # "..., if they are free": when the step before is done
+                if before is not None and _asks_about_it(part, top):
+                    continue  # "check booking SV-51034, whats the date": of the same thing
                 if j > 0 and _only_a_thing(part):
                     continue  # "..., episodes/ep044-outline.md": what the step before names
                 # A step of its own names its agent's words or structure;
