@@ -315,14 +315,16 @@ def test_visible_names_carry_the_prefix_once(prefix: str, name: str, shown: str)
 # -- troupe tree ---------------------------------------------------------------
 
 
-def _tree_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: list[Any]) -> str:
+def _tree_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: list[Any], *, exit_code: int = 0
+) -> str:
     monkeypatch.setenv("COLUMNS", "250")
     config = tmp_path / "troupe.yaml"
     config.write_text(
         yaml.safe_dump({"builtin_tools": False, "mcp_servers": entries}), encoding="utf-8"
     )
     result = CliRunner().invoke(app, ["tree", "--check", "--config", str(config)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return unwrapped(result.output)
 
 
@@ -352,17 +354,20 @@ def test_troupe_tree_lists_mcp_tools_under_their_owner(
     assert "unmatched" not in output
 
 
-def test_troupe_tree_says_why_a_server_could_not_start(
+def test_troupe_tree_check_says_why_a_server_could_not_start_and_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken = _entry("broken", prefix="fs_")
     broken["args"] = [FAKE_SERVER, "--fail"]
 
-    output = _tree_output(tmp_path, monkeypatch, [broken])
+    output = _tree_output(tmp_path, monkeypatch, [broken], exit_code=1)
 
     assert "MCP server 'broken' could not start" in output
     assert "refusing to start (--fail)" in output
     assert "starts an MCP server over stdio" in output
+    assert "--check failed: MCP server(s) broken could not start" in output
+    shown = CliRunner().invoke(app, ["tree", "--config", str(tmp_path / "troupe.yaml")])
+    assert shown.exit_code == 0, shown.output  # without --check nothing starts or fails
 
 
 # -- configuration -------------------------------------------------------------

@@ -169,11 +169,11 @@ def tree(
             prefixes=team_prefixes or ("fs_", "browser_"),
         )
     )
+    failed = False
     if check:
         from .remote import report_remote_agents
 
-        if not report_remote_agents(console, root.sub_agents):
-            raise typer.Exit(code=1)
+        failed = not report_remote_agents(console, root.sub_agents)
     from ..builtins.browser_session import browser_unavailable_reason
     from ..sandbox import sandbox_status
 
@@ -202,6 +202,15 @@ def tree(
         console.print(f"[green]{for_rich(describe(confinement()))}[/]", soft_wrap=True)
     for line in _left_out(settings.config, root):
         console.print(f"[yellow]{for_rich(line)}[/]", soft_wrap=True)
+    if dead := [r.placement.server.name for r in mcp_reports if r.started and r.error]:
+        console.print(
+            f"[bold red]--check failed:[/] MCP server(s) {for_rich(', '.join(dead))} could not "
+            "start (see above).",
+            soft_wrap=True,
+        )
+        failed = True
+    if failed:
+        raise typer.Exit(code=1)
 
 
 def _left_out(config: Config, root: BaseAgent) -> list[str]:
