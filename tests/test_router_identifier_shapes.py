@@ -65,6 +65,12 @@ def test_an_example_identifier_alone_in_brackets_is_the_agents_shape() -> None:
     assert profile.shapes == {"JOB"}
 
 
+def test_an_identifier_with_a_year_in_it_is_read_from_its_example_or_its_pattern() -> None:
+    example = AgentProfile.build("loans", texts=["A loan number (LN-2025-031) or a partner."])
+    pattern = AgentProfile.build("loans", texts=["Quote the loan number (LN-YYYY-NNN)."])
+    assert example.shapes == pattern.shapes == {"LN"}
+
+
 def test_a_foreign_request_with_a_parcel_number_reaches_the_mailroom(encoder: Encoder) -> None:
     text = "Wo liegt gerade das Paket PC-318204?"
     described = Router(_desk(described=True), encoder).decide(text)

@@ -137,15 +137,15 @@ STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
 whose tools take it: in a tool's parameter names, its name or the agent's keywords)."""
 
 _SHAPE_DESCRIBED = re.compile(
-    r"(?<![\w-])(?P<prefix>[A-Z]{2,5})-(?:[#X]{3,}|N{3,}|\\d|\[0-9\]|(?=['\"`\s]|$))"
+    r"(?<![\w-])(?P<prefix>[A-Z]{2,5})-(?:[#X]{3,}|N{3,}|Y{4}-|\\d|\[0-9\]|(?=['\"`\s]|$))"
     r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{2,5})-\d{3,}\b"
-    r"|\((?P<alone>[A-Z]{2,5})-\d{3,}\)"
+    r"|\((?P<alone>[A-Z]{2,5})-\d{3,}(?:-\d+)*\)"
 )
 """An identifier's shape as a tool's author describes it: "(MT-######)",
 "'LF-' and five digits", "its WR- reference", a schema pattern "^SP-\\d{5}$",
-an example value "e.g. PC-552810" or one alone in brackets, "a job number
-(JOB-123456)". Its letters are what tells one thing's
-number from another's (a ticket's from a parcel's)."""
+a year-first pattern "LN-YYYY-NNN", an example value "e.g. PC-552810" or one
+alone in brackets, "a job number (JOB-123456)", "(LN-2025-031)". Its letters
+are what tells one thing's number from another's (a ticket's from a parcel's)."""
 _SHAPED = re.compile(r"(?<![\w-])(?P<prefix>[A-Za-z]{2,5})-\d{3,}\b")
 """An identifier in a request: letters, a hyphen, digits ("MT-204589")."""
 
