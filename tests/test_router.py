@@ -735,3 +735,20 @@ async def test_a_web_address_in_content_does_not_pull_a_request_to_the_browser(
     )
 
     assert decision.candidates[0].name == "librarian"
+
+
+@pytest.mark.parametrize(
+    ("text", "explains"),
+    [
+        ("Was ist ein Wissensgraph?", True),
+        ("Wie funktioniert eine digitale Signatur?", True),
+        ("Wie ist der aktuelle Zustand der Laternenuhr 2008.022?", False),
+        ("Was ist der Stand meiner Bestellung 48213?", False),
+    ],
+)
+def test_a_german_question_for_the_state_of_a_thing_asks_for_no_explanation(
+    text: str, explains: bool
+) -> None:
+    from troupe.routing.router import asks_for_explanation
+
+    assert asks_for_explanation(text) is explains

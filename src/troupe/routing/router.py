@@ -695,7 +695,7 @@ _EXPLANATION = re.compile(
     r"what(?:'s| is| are)\s+(?:an?|the\s+(?:point|idea|purpose))\b"
     r"|how\s+(?:do|does|dose|did|can|could|would)\b|what\s+makes\b|walk\s+me\s+through"
     r"|what\s+(?:does|do)\b.*\b(?:mean|do|stand\s+for)\b"
-    r"|(?:was|wie)\s+(?:ist|sind|funktioniert)\s+(?:ein|eine|der|die|das)\b"
+    r"|was\s+(?:ist|sind)\s+(?:ein|eine)\b|wie\s+funktioniert"
     r"|qu[ée]\s+es\s+(?:un|una|el|la)\b|c[óo]mo\s+funciona"
     r"|qu'est-ce\s+qu|comment\s+fonctionne"
     r"|o\s+que\s+[ée]\s+(?:um|uma|o|a)\b|como\s+funciona)",
