@@ -320,3 +320,47 @@ async def test_asked_to_show_what_is_owed_the_stand_in_takes_no_payment() -> Non
     calls = [c.name for e in events for c in e.get_function_calls()]
     assert "fee_balance" in calls
     assert payments == []
+
+
+taken_out: list[str] = []
+
+
+def contract_new_contract(customer_id: str, serial_number: str) -> dict[str, str]:
+    """Take out a maintenance contract (a year) for one of the customer's appliances, by
+    its serial number, on the basic, comfort or premium maintenance plan."""
+    taken_out.append(customer_id)
+    return {"customer_id": customer_id, "contract": "MC-10001"}
+
+
+def contract_customer_contracts(customer_id: str) -> dict[str, str]:
+    """All contracts of a customer, active and expired."""
+    return {"customer_id": customer_id, "contracts": "MC-55611"}
+
+
+CONTRACTS = one_agent_team(
+    "contracts",
+    "Maintenance contracts for boilers and heat pumps.",
+    ("contract_", "maintenance contracts"),
+    ("contract", "maintenance contract"),
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Show me which maintenance contracts customer C-35129 has.",
+        "Which maintenance contracts do I have? I'm customer C-35129, serial VI25113928.",
+    ],
+)
+async def test_asked_which_contracts_there_are_the_stand_in_takes_out_none(question: str) -> None:
+    tools = [
+        troupe.Tool(name=f.__name__, description=str(f.__doc__), func=f)
+        for f in (contract_new_contract, contract_customer_contracts)
+    ]
+    taken_out.clear()
+
+    events = await _turn(troupe.Config(tools=tools, model="offline", topology=CONTRACTS), question)
+
+    calls = [c.name for e in events for c in e.get_function_calls()]
+    assert "contract_customer_contracts" in calls
+    assert taken_out == []

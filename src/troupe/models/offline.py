@@ -492,8 +492,12 @@ _DESTRUCTIVE = (
 _CHANGES = (
     "set", "store", "save", "write", "create", "add", "update", "edit", "put", "append",
     "move", "rename", "book", "send", "post", "pay", "transfer", "change", "redeem", "issue",
+    "new", "register", "renew", "extend", "join", "reserve", "assign", "submit", "enrol",
+    "enroll", "upgrade",
 )  # fmt: skip
-"""Words in a tool's name that mark a change to something kept."""
+"""Words in a tool's name that mark a change to something kept: asked a
+question ("show me which contracts I have"), the stand-in never calls one
+(``new_contract`` would take a contract out)."""
 
 
 def _may_call(tool: str, request: str) -> bool:
