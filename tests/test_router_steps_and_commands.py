@@ -15,7 +15,9 @@ booking a request is about ("For booking BK-31877, ..."), a short condition
 Doris was sluggish") are details of a step, not steps or a story, and a file
 alone after a comma ("Pull up the plan for episode 44, episodes/ep044-outline.md")
 is the thing the part before names, as a question that names nothing new after
-a lookup ("..., whats the date") asks about the thing looked up."""
+a lookup ("..., whats the date") asks about the thing looked up. What a
+keyword asks to keep after "that" ("Remember that my editor wants WAV files")
+says nothing of whose work it is."""
 
 from __future__ import annotations
 
@@ -451,3 +453,21 @@ def test_a_question_after_a_lookup_that_names_nothing_new_asks_about_its_thing(
     )
     assert not decision.compound
     assert decision.candidates[0].name == "bookings"
+
+
+@pytest.mark.parametrize(
+    ("text", "agent"),
+    [
+        ("Remember that my editor Sam wants stems as 48 kHz WAV files.", "chronicler"),
+        (
+            "Create a skill called weekend_totals that runs python3 scripts/weekly_totals.py "
+            "on the sales files it is given",
+            "librarian",
+        ),
+        ("Make sure that notes.txt is still there", "operator"),
+    ],
+)
+def test_what_a_keyword_asks_to_keep_after_that_says_nothing_of_whose_work_it_is(
+    default_team: Router, text: str, agent: str
+) -> None:
+    assert default_team.decide(text).candidates[0].name == agent

@@ -779,6 +779,9 @@ _JOINING_WORDS = frozenset(
 _CONTENT_OPENERS = _word_list("content_openers")
 _TOPIC_WORDS = _word_list("topic_words")
 _DETAIL_WORDS = 4
+_ASK_WORDS = 6
+"""At most this many words ask for the work before what it is to keep
+(:meth:`Router._asked_for`)."""
 """At most this many words make a part a detail of a step (:func:`_only_which`,
 :func:`_only_if`) rather than a step."""
 
@@ -1281,7 +1284,7 @@ class Router:
         translated: Mapping[str, set[str]] | None = None,
     ) -> list[Candidate]:
         translated = translated or {}
-        asked = instruction_of(text)
+        asked = self._asked_for(text)
         found = structures_in(asked)
         shaped = {m["prefix"].upper() for m in _SHAPED.finditer(asked)}
         # An address or a path is structure; its letters ("http", "docs") are
@@ -1327,6 +1330,32 @@ class Router:
             )
         out.sort(key=lambda c: -c.score)
         return out
+
+    def _asked_for(self, text: str) -> str:
+        """What ``text`` asks for (:func:`instruction_of`), and, where its first
+        few words name one of the team's keywords and a word of
+        ``content_openers`` follows them ("Remember that my editor wants stems
+        as WAV files", "Create a skill called totals that runs python3 …"),
+        only those words: what comes after is what to keep or make, and its
+        words and files say nothing of whose work it is."""
+        asked = instruction_of(text)
+        if asked != text:
+            return asked
+        for index, match in enumerate(_WORD.finditer(text)):
+            if index > _ASK_WORDS:
+                break
+            if index == 0 or match.group(0).lower() not in _CONTENT_OPENERS:
+                continue
+            before = text[: match.start()]
+            tokens = _tokens(before)
+            if any(
+                _keyword_found(tokens, k, self._team_words)
+                for profile in self.profiles
+                for k in profile.lexical_keywords
+            ):
+                return before
+            break
+        return text
 
     def decide(self, text: str) -> RouteDecision:
         """The router's decision for one request."""
