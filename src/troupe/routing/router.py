@@ -779,11 +779,11 @@ _JOINING_WORDS = frozenset(
 _CONTENT_OPENERS = _word_list("content_openers")
 _TOPIC_WORDS = _word_list("topic_words")
 _DETAIL_WORDS = 4
+"""At most this many words make a part a detail of a step (:func:`_only_which`,
+:func:`_only_if`) rather than a step."""
 _ASK_WORDS = 6
 """At most this many words ask for the work before what it is to keep
 (:meth:`Router._asked_for`)."""
-"""At most this many words make a part a detail of a step (:func:`_only_which`,
-:func:`_only_if`) rather than a step."""
 
 
 def _after_joining(words: list[str]) -> list[str]:
