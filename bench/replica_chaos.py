@@ -435,6 +435,7 @@ async def read_back(
 ) -> None:
     stored: Counter[str] = Counter()
     totals = Counter[str]()
+    waiting_samples: list[dict[str, Any]] = []
     for sid in sorted({t.session for t in scenario.turns}):
         reply = await client.get(f"{base}/apps/{APP}/users/user-{sid}/sessions/{sid}")
         if reply.status_code != 200:
@@ -442,7 +443,10 @@ async def read_back(
             continue
         events = reply.json().get("events") or []
         stored.update(user_tags(events))
-        totals.update(check_session(events))
+        found = check_session(events)
+        totals.update(found)
+        if found["approvals_waiting"] and len(waiting_samples) < 3:
+            waiting_samples.append(_waiting_sample(sid, events, scenario.turns))
     ran = (
         Counter(
             line.strip()
@@ -461,7 +465,37 @@ async def read_back(
         "dangling_calls": totals["dangling_calls"],
         "half_written_turns": totals["half_written_turns"],
         "approvals_waiting": totals["approvals_waiting"],
+        "approvals_waiting_samples": waiting_samples,
         "sessions_unreadable": totals["sessions_unreadable"],
+    }
+
+
+def _waiting_sample(sid: str, events: list[dict[str, Any]], turns: list[Turn]) -> dict[str, Any]:
+    """A session left with an approval waiting: its events in short, and what its
+    client was told of each turn, to tell which path left it."""
+
+    def short(event: dict[str, Any]) -> str:
+        said = []
+        for part in (event.get("content") or {}).get("parts") or []:
+            if part.get("text"):
+                said.append(f"text {part['text'][:40]!r}")
+            if call := part.get("functionCall"):
+                waits = call["id"] in (event.get("longRunningToolIds") or [])
+                said.append(f"call {call['name']} {call['id'][-6:]}{' waits' if waits else ''}")
+            if answer := part.get("functionResponse"):
+                said.append(f"answer {answer['name']} {answer['id'][-6:]}")
+        outcome = (event.get("customMetadata") or {}).get("troupe_outcome")
+        return f"{event['author']}: {'; '.join(said)}{f' [{outcome}]' if outcome else ''}"
+
+    return {
+        "session": sid,
+        "events": [short(e) for e in events],
+        "client": [
+            f"{t.tag} {t.kind} tries={t.tries} answered={t.acknowledged} "
+            f"interrupted={t.interrupted}"
+            for t in turns
+            if t.session == sid
+        ],
     }
 
 

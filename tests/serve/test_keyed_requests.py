@@ -300,3 +300,49 @@ def test_an_approval_asked_by_a_cut_off_keyed_turn_can_still_be_answered_once(
         approved = web.post("/run", json=_approval("s", _confirmation(asked.json())))
     assert approved.status_code == 200, approved.text
     assert (workspace / "ran.log").read_text() == "ran\n"
+
+
+async def test_a_taken_over_turn_that_asked_for_approval_closes_the_approval() -> None:
+    """A holder stalled after its turn asked for approval: the replica that takes the
+    session over closes that turn, and its approval with it (the stalled holder tells
+    its own client "interrupted" and may write nothing), never an earlier turn's."""
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    from troupe.stores.sessions import close_stalled, open_session_store, store_parts
+    from troupe.stores.turn_records import session_scope, turn_key
+
+    service = open_session_store("memory://")
+    records = store_parts(service).turn_records
+    key = ("troupe", "u", "s")
+    session = await service.create_session(app_name="troupe", user_id="u", session_id="s")
+
+    async def ask(text: str, confirmation: str) -> None:
+        await service.append_event(
+            session,
+            Event(author="user", content=types.Content(role="user", parts=[types.Part(text=text)])),
+        )
+        call = types.FunctionCall(id=confirmation, name="adk_request_confirmation", args={})
+        await service.append_event(
+            session,
+            Event(
+                author="operator",
+                content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+                long_running_tool_ids={confirmation},
+            ),
+        )
+
+    await ask("run `echo a >> ran.log`", "asked-earlier")  # an earlier turn, still waiting
+    row = turn_key(*key, "key:k")
+    assert await records.claim(row, session_scope(*key), "stalled-holder:7")
+    await ask("run `echo b >> ran.log`", "asked-by-the-cut-off-turn")
+
+    await close_stalled(service, records, key)
+
+    stored = await service.get_session(app_name="troupe", user_id="u", session_id="s")
+    assert stored is not None
+    answered = {r.id: r.response for e in stored.events for r in e.get_function_responses()}
+    assert set(answered) == {"asked-by-the-cut-off-turn"}
+    assert (answered["asked-by-the-cut-off-turn"] or {}).get("interrupted") is True
+    record = await records.get(row)
+    assert record is not None and record.state == "interrupted"

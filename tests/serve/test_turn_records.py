@@ -47,7 +47,7 @@ async def test_a_holder_that_lost_its_fence_cannot_finish_or_forget_the_record(
         scope = _key()
         assert await records.claim(key, scope, "old-holder")
         # The holder that took the session over closes the stalled turn.
-        assert await records.interrupt_running(scope) == [key]
+        assert await records.interrupt_running(scope) is not None
         assert not await records.finish(key, "old-holder", DONE, "late answer")
         await records.forget(key, "old-holder")
         found = await records.get(key)
@@ -64,7 +64,7 @@ async def test_only_the_sessions_other_running_records_are_interrupted(
         for key, scope in ((mine, here), (other, here), (elsewhere, there), (done, here)):
             assert await records.claim(key, scope, "f")
         assert await records.finish(done, "f", DONE, "x")
-        assert await records.interrupt_running(here, keep=mine) == [other]
+        since = await records.interrupt_running(here, keep=mine)
         states = {k: (await records.get(k)) for k in (mine, other, elsewhere, done)}
         assert {k: r.state for k, r in states.items() if r} == {
             mine: RUNNING,
@@ -72,3 +72,6 @@ async def test_only_the_sessions_other_running_records_are_interrupted(
             elsewhere: RUNNING,
             done: DONE,
         }
+        interrupted = states[other]
+        assert interrupted is not None and since == interrupted.claimed_at  # kept its claim time
+        assert await records.interrupt_running(here, keep=mine) is None  # none left running

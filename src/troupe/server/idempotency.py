@@ -251,11 +251,20 @@ class IdempotentRuns:
 
     async def _close_interrupted(self, turn: KeyedTurn) -> None:
         """Close the session's other turns still recorded running: their process died.
+        The approvals such a turn asked for are closed with it, but for those this
+        request answers (its client saw the question before the process died).
 
         Called with the session's lock held, so no live process runs them.
         """
-        if await self.records.interrupt_running(turn.scope, keep=turn.row):
-            await close_turn(self.service, *_session(turn), reason=FAILED_REASON)
+        since = await self.records.interrupt_running(turn.scope, keep=turn.row)
+        if since is not None:
+            await close_turn(
+                self.service,
+                *_session(turn),
+                reason=FAILED_REASON,
+                settle_turn_since=since,
+                keep_waiting=turn.approvals,
+            )
 
     async def _answered(self, turn: KeyedTurn) -> bool:
         """True when the session already holds an answer to one of the turn's approvals."""

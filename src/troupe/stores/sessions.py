@@ -20,6 +20,7 @@ import logging
 import sqlite3
 import weakref
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -140,17 +141,25 @@ def open_session_store(
         ) from None
     turn_records = TurnRecords(records, record_ttl_s)
 
-    async def close_stalled(key: SessionKey) -> None:
-        await turn_records.interrupt_running(session_scope(*key))
-        await close_turn(service, *key, reason=STALLED_REASON)
-
     # Turns on one session queue here, and across processes in the store.
-    attach_turns(service, SessionTurns(guard, limits, on_takeover=close_stalled))
+    attach_turns(
+        service,
+        SessionTurns(guard, limits, on_takeover=partial(close_stalled, service, turn_records)),
+    )
     _parts[service] = StoreParts(records, turn_records)
     return service
 
 
 STALLED_REASON = "the replica running it stopped renewing its lease on the session"
+
+
+async def close_stalled(service: BaseSessionService, records: TurnRecords, key: SessionKey) -> None:
+    """Close the turn of a holder whose lease was taken over: its keyed record is
+    marked interrupted, its dangling calls are answered, and the approvals it asked
+    for are closed, since the stalled holder answers its own client "interrupted"
+    (it may write nothing more) and the session must not offer them."""
+    since = await records.interrupt_running(session_scope(*key))
+    await close_turn(service, *key, reason=STALLED_REASON, settle_turn_since=since)
 
 
 @dataclass(frozen=True)

@@ -164,8 +164,9 @@ class TurnRecords:
             {"k": key, "exp": self._times()["exp"]},
         )
 
-    async def interrupt_running(self, scope: str, keep: str = "") -> list[str]:
-        """Mark the session's running records interrupted (but ``keep``'s); their keys.
+    async def interrupt_running(self, scope: str, keep: str = "") -> float | None:
+        """Mark the session's running records interrupted (but ``keep``'s); the claim
+        time of the earliest, None when there were none.
 
         Called by the session's holder: no live turn of this session runs elsewhere.
         The rows keep their claim times (see :meth:`interrupt`).
@@ -174,10 +175,10 @@ class TurnRecords:
         found = await self.records.run(
             "UPDATE troupe_turn_records SET state = 'interrupted',"
             " expires_at = :exp WHERE session_id = :s AND state = 'running'"
-            " AND turn_key <> :k RETURNING turn_key",
+            " AND turn_key <> :k RETURNING updated_at",
             {"s": scope, "k": keep, "exp": self._times()["exp"]},
         )
-        return [str(row[0]) for row in found.rows]
+        return min((float(row[0]) for row in found.rows), default=None)
 
     async def close(self) -> None:
         await self.records.close()
@@ -212,6 +213,7 @@ async def close_turn(
     *,
     settle: Collection[str] = (),
     settle_turn_since: float | None = None,
+    keep_waiting: Collection[str] = (),
 ) -> int:
     """Close the session's last turn if it was cut off: answer its dangling calls as
     interrupted, and when it has no final answer, add a note saying it was interrupted
@@ -222,7 +224,8 @@ async def close_turn(
     is never run again, so the session must not show it as still waiting. With
     ``settle_turn_since`` (the cut-off turn's claim time), the approvals that turn
     asked for are closed too: its client is told the turn was interrupted, so the
-    session must not offer them."""
+    session must not offer them; but not those in ``keep_waiting`` (the ones the
+    request that found the turn cut off answers)."""
     closed, _ = await _close(
         service,
         app_name,
@@ -231,6 +234,7 @@ async def close_turn(
         note=reason,
         settle=settle,
         settle_turn_since=settle_turn_since,
+        keep_waiting=keep_waiting,
     )
     return closed
 
@@ -244,12 +248,14 @@ async def _close(
     result: dict[str, Any] | None = None,
     settle: Collection[str] = (),
     settle_turn_since: float | None = None,
+    keep_waiting: Collection[str] = (),
 ) -> tuple[int, bool]:
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
         return 0, False
     if settle_turn_since is not None:
-        settle = {*settle, *_asked_by_turn(session.events, settle_turn_since)}
+        asked = _asked_by_turn(session.events, settle_turn_since)
+        settle = {*settle, *(asked - set(keep_waiting))}
     answered = {
         r.id for e in session.events for r in e.get_function_responses() if r.id is not None
     }
