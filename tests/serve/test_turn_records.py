@@ -75,3 +75,8 @@ async def test_only_the_sessions_other_running_records_are_interrupted(
         interrupted = states[other]
         assert interrupted is not None and since == interrupted.claimed_at  # kept its claim time
         assert await records.interrupt_running(here, keep=mine) is None  # none left running
+        claimed = states[mine]
+        assert claimed is not None
+        assert await records.finish(mine, "f", INTERRUPTED)
+        failed = await records.get(mine)  # a turn that failed keeps its claim time too
+        assert failed is not None and failed.claimed_at == claimed.claimed_at

@@ -17,7 +17,10 @@ turn holds, and becomes
 A row is never deleted while it may matter: it lives ``ttl_s`` (the
 ``turn_record_ttl_s`` setting) after its last change, then any process sweeps
 it. Updates name the fence they were claimed under, so a holder that lost its
-lease cannot overwrite what the process that took the session over wrote.
+lease cannot overwrite what the process that took the session over wrote. A
+row's ``updated_at`` is the time it was claimed and never moves after (the
+column keeps its name for the tables earlier releases made): it tells the
+turn's events from later turns'.
 
 The table lives in the session store's database (PostgreSQL, the SQLite
 file, or memory for ``memory://``: see :mod:`troupe.stores.database`).
@@ -82,7 +85,8 @@ class TurnRecord:
     state: str
     response: str | None = None
     claimed_at: float = 0.0
-    """When the turn was claimed (a finished row: when it finished)."""
+    """When the turn was claimed: a row keeps it whatever becomes of it, so it tells
+    the turn's events from later turns' (see :func:`close_turn`)."""
 
 
 def session_scope(app_name: str, user_id: str, session_id: str) -> str:
@@ -135,12 +139,14 @@ class TurnRecords:
         return (await self.records.run(_CLAIM, params)).count == 1
 
     async def finish(self, key: str, fence: str, state: str, response: str | None = None) -> bool:
-        """Move ``key``'s running record to ``state``, if this fence still owns it."""
+        """Move ``key``'s running record to ``state``, if this fence still owns it.
+
+        The row keeps its claim time (see :meth:`interrupt`)."""
         await self._ready()
         updated = await self.records.run(
-            "UPDATE troupe_turn_records SET state = :st, response = :r, updated_at = :now,"
+            "UPDATE troupe_turn_records SET state = :st, response = :r,"
             " expires_at = :exp WHERE turn_key = :k AND state = 'running' AND fence = :f",
-            {"k": key, "f": fence, "st": state, "r": response, **self._times()},
+            {"k": key, "f": fence, "st": state, "r": response, "exp": self._times()["exp"]},
         )
         return updated.count == 1
 
