@@ -176,6 +176,42 @@ def test_an_a2a_message_sent_twice_runs_once_and_replays_with_the_retrys_id(
     assert len(calls) == 1
 
 
+def _answers_to(session: dict[str, Any], call_id: str) -> list[dict[str, Any]]:
+    """The responses the session holds to the function call ``call_id``."""
+    return [
+        part["functionResponse"]["response"]
+        for event in session["events"]
+        for part in (event.get("content") or {}).get("parts") or []
+        if (part.get("functionResponse") or {}).get("id") == call_id
+    ]
+
+
+def _dying_before_the_first_key_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> TestClient:
+    """A server over ``tmp_path/ws`` whose process "dies" (an error) as it is about to
+    mark its first keyed turn done: the turn ran and answered, its key stays running."""
+    from troupe.stores.turn_records import TurnRecords
+
+    finish = TurnRecords.finish
+    dying = ["the process died here"]
+
+    async def die_before_finishing(self: TurnRecords, *args: Any, **kwargs: Any) -> bool:
+        if dying:
+            raise RuntimeError(dying.pop())
+        return await finish(self, *args, **kwargs)
+
+    monkeypatch.setattr(TurnRecords, "finish", die_before_finishing)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = load_settings(
+        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
+    )
+    settings.config.model = "offline"
+    app = build_app(settings, ServeOptions())
+    return TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False)
+
+
 def _texts(event: dict[str, Any]) -> list[str]:
     return [p["text"] for p in (event.get("content") or {}).get("parts") or [] if p.get("text")]
 
@@ -217,12 +253,7 @@ def test_an_approval_cut_off_before_its_answer_was_stored_is_closed_not_left_wai
     assert cut.status_code == 500
     assert retry.status_code == 409 and retry.json()["state"] == "interrupted"
     assert not (workspace / "ran.log").exists()
-    answers = [
-        part["functionResponse"]["response"]
-        for event in session["events"]
-        for part in (event.get("content") or {}).get("parts") or []
-        if (part.get("functionResponse") or {}).get("id") == question["id"]
-    ]
+    answers = _answers_to(session, question["id"])
     assert [answer.get("interrupted") for answer in answers] == [True]
     assert session["events"][-1]["customMetadata"] == {"troupe_outcome": "interrupted"}
 
@@ -233,26 +264,9 @@ def test_a_keyed_turn_cut_off_after_it_asked_for_approval_closes_the_approval_on
     """The turn ended waiting for approval, but its process died before its key was
     marked done. The retry is told the turn was interrupted, and the session agrees:
     the approval it asked for is closed as interrupted, so answering it runs nothing."""
-    from troupe.stores.turn_records import TurnRecords
-
-    finish = TurnRecords.finish
-    dying = ["the process died here"]
-
-    async def die_before_finishing(self: TurnRecords, *args: Any, **kwargs: Any) -> bool:
-        if dying:
-            raise RuntimeError(dying.pop())
-        return await finish(self, *args, **kwargs)
-
-    monkeypatch.setattr(TurnRecords, "finish", die_before_finishing)
     workspace = tmp_path / "ws"
-    workspace.mkdir()
-    settings = load_settings(
-        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
-    )
-    settings.config.model = "offline"
     headers = {"Idempotency-Key": "append-1"}
-    app = build_app(settings, ServeOptions())
-    with TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False) as web:
+    with _dying_before_the_first_key_is_done(tmp_path, monkeypatch) as web:
         web.post("/apps/troupe/users/u/sessions", json={"session_id": "s"}).raise_for_status()
         asked = web.post("/run", json=run_body("s", APPEND), headers=headers)
         question = _confirmation(asked.json())
@@ -262,12 +276,7 @@ def test_a_keyed_turn_cut_off_after_it_asked_for_approval_closes_the_approval_on
     assert retry.status_code == 409 and retry.json()["state"] == "interrupted"
     assert late.status_code == 409 and late.json()["state"] == "answered"
     assert not (workspace / "ran.log").exists()
-    answers = [
-        part["functionResponse"]["response"]
-        for event in session["events"]
-        for part in (event.get("content") or {}).get("parts") or []
-        if (part.get("functionResponse") or {}).get("id") == question["id"]
-    ]
+    answers = _answers_to(session, question["id"])
     assert [answer.get("interrupted") for answer in answers] == [True]
 
 
@@ -276,25 +285,8 @@ def test_an_approval_asked_by_a_cut_off_keyed_turn_can_still_be_answered_once(
 ) -> None:
     """The client saw the question before the process died: its answer, keyed by the
     confirmation, runs the command once, though the asking turn's key was never done."""
-    from troupe.stores.turn_records import TurnRecords
-
-    finish = TurnRecords.finish
-    dying = ["the process died here"]
-
-    async def die_before_finishing(self: TurnRecords, *args: Any, **kwargs: Any) -> bool:
-        if dying:
-            raise RuntimeError(dying.pop())
-        return await finish(self, *args, **kwargs)
-
-    monkeypatch.setattr(TurnRecords, "finish", die_before_finishing)
     workspace = tmp_path / "ws"
-    workspace.mkdir()
-    settings = load_settings(
-        workspace=workspace, data_dir=tmp_path / "data", session_store="memory://"
-    )
-    settings.config.model = "offline"
-    app = build_app(settings, ServeOptions())
-    with TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False) as web:
+    with _dying_before_the_first_key_is_done(tmp_path, monkeypatch) as web:
         web.post("/apps/troupe/users/u/sessions", json={"session_id": "s"}).raise_for_status()
         asked = web.post("/run", json=run_body("s", APPEND), headers={"Idempotency-Key": "a-1"})
         approved = web.post("/run", json=_approval("s", _confirmation(asked.json())))
