@@ -17,11 +17,13 @@ alone after a comma ("Pull up the plan for episode 44, episodes/ep044-outline.md
 is the thing the part before names, as a question that names nothing new after
 a lookup ("..., whats the date") asks about the thing looked up. What a
 keyword asks to keep after "that" ("Remember that my editor wants WAV files")
-says nothing of whose work it is."""
+says nothing of whose work it is, and the "and" of a range ("between 2 and
+5pm") joins one detail's two ends."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -33,6 +35,7 @@ from troupe.routing.router import (
     Router,
     instruction_of,
     lexical_score,
+    split_clauses,
     structures_in,
 )
 
@@ -471,3 +474,21 @@ def test_what_a_keyword_asks_to_keep_after_that_says_nothing_of_whose_work_it_is
     default_team: Router, text: str, agent: str
 ) -> None:
     assert default_team.decide(text).candidates[0].name == agent
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        (
+            "whats free for 10 ppl on the 19th between 2 and 5pm, meeting-room wise?",
+            2,
+        ),
+        ("Bitte einen Raum zwischen 10 und 12 Uhr am Freitag", 1),
+        ("reserva la sala entre las 3 y las 5 de la tarde", 1),
+    ],
+)
+def test_the_and_of_a_range_joins_its_two_ends_not_two_steps(text: str, parts: int) -> None:
+    clauses = split_clauses(text)
+
+    assert len(clauses) == parts
+    assert any(re.search(r"\b(2|10|3)\b.*\b(5pm|12|5)\b", c) for c in clauses)

@@ -121,3 +121,19 @@ def test_a_plan_named_by_a_members_own_word_before_it_is_that_members_thing(
     )
     assert not decision.compound
     assert decision.agent == "contracts"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which plan am I on, and is the renewal due soon? Contract SC-2041.",
+        "¿Qué plan tengo contratado para la caldera? Contrato SC-2041",
+    ],
+)
+def test_asking_which_plan_one_has_is_the_member_s_whose_keyword_plan_is(
+    encoder: Encoder, text: str
+) -> None:
+    decision = Router(_service_desk(), encoder).decide(text)
+
+    assert not decision.compound
+    assert decision.agent != "planner"

@@ -664,6 +664,8 @@ _NAME_LIKE = re.compile(r"\S*[\w.-][_/@.][\w]\S*")
 """A name, a path or an address ("twitter_token", "ops@example.com"): no channel."""
 _PLANNED_WITHIN = 3
 """What a request asks to plan is within this many words after the plan word."""
+_WHICH_WORDS = _word_list("which_words")
+"""Words that ask which one of several things someone has ("what plan am I on")."""
 _PERSONAL_WORDS = _word_list("personal_words")
 """Words that tie a request to the user, their team, this machine or this
 conversation: a question with one of them is about something troupe can act on.
@@ -893,11 +895,26 @@ def _steps(parts: Sequence[str]) -> list[str]:
     return [part for j, part in enumerate(parts) if j == 0 or not _only_a_thing(part)]
 
 
+_RANGE = re.compile(
+    rf"\b((?:{'|'.join(_word_list('range_words'))})\s+(?:\w+\s+)?[\w:.]+)"
+    r"\s+(?:and|und|y|et|e|en|och)\s+",
+    re.I,
+)
+"""The joining word of a range ("between 2 and 5pm", "entre el 3 y el 5")."""
+
+
+def _ranges_joined(text: str) -> str:
+    """``text`` with the "and" inside each range of two values written as a
+    dash ("between 2 - 5pm"): the ends of one detail, not two steps."""
+    return _RANGE.sub(r"\1 - ", text)
+
+
 def split_clauses(text: str) -> list[str]:
     """The parts of a request joined by 'and', 'then', commas (and their
     German, Spanish, French and Portuguese forms), each with two words or more;
-    a back-quoted command or a quoted value is never split."""
-    parts = [p.strip(" .,;") for p in split_outside_quotes(_CLAUSE_SPLIT, text)]
+    a back-quoted command, a quoted value or a range ("between 2 and 5pm") is
+    never split."""
+    parts = [p.strip(" .,;") for p in split_outside_quotes(_CLAUSE_SPLIT, _ranges_joined(text))]
     return [p for p in parts if len(_tokens(p)) >= _MIN_CLAUSE_WORDS]
 
 
@@ -1432,7 +1449,7 @@ class Router:
             offset += len(parts)
             # Parts joined only by commas are details of one request ("a room in
             # Nice, budget 120 a night"); steps are joined by "and", "then", ";".
-            joined = bool(_JOINED.search(text)) and len(parts) > 1
+            joined = bool(_JOINED.search(_ranges_joined(text))) and len(parts) > 1
             # "plan the release: write the changelog, then tag it" asks for a
             # plan of the steps after its colon, which are content otherwise.
             compound = (len(owners) > 1 and joined) or self._asks_for_a_plan(
@@ -1553,7 +1570,9 @@ class Router:
         timetable, then ..."); or the word right ``before`` it is one of that
         member's keywords' words, which makes the plan its thing ("What
         maintenance plans do you offer?" to a contracts desk with the keywords
-        "plan" and "maintenance contract")."""
+        "plan" and "maintenance contract"), or a word asking which one
+        (:data:`_WHICH_WORDS`: "What plan am I on", "¿qué plan tengo
+        contratado?" to a membership desk with the keyword "plan")."""
         for profile in self.profiles:
             if profile.plans:
                 continue
@@ -1564,6 +1583,8 @@ class Router:
             if any(_keyword_found(tokens, k, self._team_words) for k in others):
                 return True
             if before and any(before[0] in _keyword_tokens(k) for k in others):
+                return True
+            if before and before[0] in _WHICH_WORDS:
                 return True
         return False
 
