@@ -6,14 +6,20 @@ and no teammate is described by, or work no software team does (paying a
 bill, switching on the lights). Otherwise it is a paraphrase of some agent's
 work, left to the model with that agent as its guess. An identifier that
 several agents take counts for each of them by that share, so it does not
-outweigh the words that name the work."""
+outweigh the words that name the work. A question about the user's own
+thing in an agent's words is the team's, however misspelt."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from troupe.routing.encoder import Encoder
 from troupe.routing.router import AgentProfile, Router
+
+TEAMS = Path(__file__).parent.parent / "bench" / "teams"
 
 
 def _workshop(parts_desk: bool = False) -> list[AgentProfile]:
@@ -167,3 +173,20 @@ def test_what_the_best_agents_own_author_says_it_cannot_do_is_nobodys(
     assert loan.nobody and loan.agent is None
     payment = router.decide("Pay invoice INV-204431 please")
     assert payment.kind == "route" and payment.agent == "billing"
+
+
+def test_a_misspelt_question_about_the_users_own_thing_is_never_answered_directly(
+    encoder: Encoder,
+) -> None:
+    # The shop team of bench/teams, as its author describes it: "wat is the
+    # stauts" reads like small talk, "my ordr" names the orders desk's keyword.
+    topology = yaml.safe_load((TEAMS / "shop" / "topology.yaml").read_text())
+    team = [
+        AgentProfile.build(a["name"], texts=[a["description"]], keywords=a["keywords"])
+        for a in topology["agents"]
+    ]
+
+    decision = Router(team, encoder).decide("wat is the stauts of my ordr?")
+
+    assert decision.kind != "direct"
+    assert decision.agent == "orders"

@@ -689,6 +689,11 @@ def is_open_question(text: str) -> bool:
     )
 
 
+def _names_their_own(text: str) -> bool:
+    """``text`` has one of :data:`_PERSONAL_WORDS` ("my", "unser", "mi")."""
+    return any(t in _PERSONAL_WORDS for t in _tokens(text))
+
+
 _EXPLANATION_WORDS = _word_list("explanation_words")
 """Words that ask for an explanation of something in general ("why",
 "difference", "define", "meaning"), in the languages the router is measured on."""
@@ -1741,7 +1746,11 @@ class Router:
         closest = max(ranked, key=lambda c: c.nearest)
         closer = question - closest.nearest
         margin = DIRECT_MARGIN + self._role_only_distance(closest)
-        if self.encoder is not None and not structure and closer >= margin:
+        # One that names an agent's keyword about the user's own things ("how
+        # much is outstandng on my acount?") asks the team, however its
+        # misspelt words read.
+        theirs = best.keyword and not is_open_question(text) and _names_their_own(text)
+        if self.encoder is not None and not structure and closer >= margin and not theirs:
             return RouteDecision("direct", None, round(closer, 4), tuple(ranked))
         confidence = (
             self.confidence(ranked, question - self._role_only_distance(best))
