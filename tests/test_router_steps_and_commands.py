@@ -18,7 +18,8 @@ is the thing the part before names, as a question that names nothing new after
 a lookup ("..., whats the date") asks about the thing looked up. What a
 keyword asks to keep after "that" ("Remember that my editor wants WAV files")
 says nothing of whose work it is, and the "and" of a range ("between 2 and
-5pm") joins one detail's two ends."""
+5pm") joins one detail's two ends. What a part reads off a page just opened
+("Open https://… and find their events contact email") is that step's."""
 
 from __future__ import annotations
 
@@ -492,3 +493,35 @@ def test_the_and_of_a_range_joins_its_two_ends_not_two_steps(text: str, parts: i
 
     assert len(clauses) == parts
     assert any(re.search(r"\b(2|10|3)\b.*\b(5pm|12|5)\b", c) for c in clauses)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Open https://www.example.org/contact and find their events contact email.",
+        "Visit https://en.wikipedia.org/wiki/Porter_(beer) and extract the History section.",
+        "Abre o site https://example.com.br/agenda e me diz quais eventos há este mês.",
+    ],
+)
+def test_reading_something_off_a_page_just_opened_is_the_same_step(
+    default_team: Router, text: str
+) -> None:
+    decision = default_team.decide(text)
+
+    assert not decision.compound
+    assert decision.agent == "navigator"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Take a screenshot of https://example.com and then list the files in the folder.",
+        "Open https://example.com and save its title to the knowledge base.",
+    ],
+)
+def test_a_step_after_opening_a_page_that_is_not_reading_it_is_still_a_step(
+    default_team: Router, text: str
+) -> None:
+    decision = default_team.decide(text)
+
+    assert decision.compound and decision.agent == "planner"

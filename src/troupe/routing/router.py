@@ -854,6 +854,9 @@ def _only_if(part: str) -> bool:
 
 
 _REPORTING_OPENERS = _word_list("reporting_openers")
+_PAGE_READING_OPENERS = _word_list("page_reading_openers")
+_READ_FOR = frozenset({"me", "mir", "moi", "mi", "please", "pls", "also"})
+"""Words before a reading word ("me diz", "also find") that change nothing."""
 _WHERE_WORDS = _PLACE_WORDS | {"on", "in", "auf", "im", "en", "sur", "dans", "em", "na", "no"}
 
 
@@ -1064,6 +1067,27 @@ class Router:
         team = self._team_words
         own = [t for t in tokens[1:] if len(t) > 2 and t not in _COMMON_WORDS]
         return not named and not any(_stem(t) in team or t in team for t in own)
+
+    def _reads_what_it_opened(
+        self, before: str, part: str, ranked: Sequence[Candidate], text: str
+    ) -> bool:
+        """A part after one that opens a web address, which only reads
+        something off that page ("Open https://… and find their events contact
+        email", "Abre o site … e me diz quais eventos há"): it opens with a
+        word of ``page_reading_openers``, has no structure of its own, is not
+        ordered after it ("then") and names at most one keyword of its best
+        agent; "… then list the files in the folder" is a step of its own."""
+        if "url" not in structures_in(before) or structures_in(part) or _SEQUENCE.search(text):
+            return False
+        tokens = _tokens(part)
+        first = next((t for t in tokens if t not in _READ_FOR), None)
+        if first is None or not any(
+            first == w or (len(w) > 3 and _fuzzy_equal(first, w)) for w in _PAGE_READING_OPENERS
+        ):
+            return False
+        profile = self._profile(ranked[0].name)
+        named = [k for k in profile.lexical_keywords if _keyword_found(tokens, k, self._team_words)]
+        return len(named) <= 1
 
     def _shared_inputs(self) -> frozenset[str]:
         """Words of the parameter names that most of the team's workers share
@@ -1425,6 +1449,8 @@ class Router:
                     continue  # "..., it got cancelled and nothing came back": the story
                 if 0 < j == len(parts) - 1 and self._asks_for_the_result(part):
                     continue  # "... and tell me what comes up": the step before's report
+                if j > 0 and self._reads_what_it_opened(parts[j - 1], part, top, text):
+                    continue  # "Open https://… and find their events email": off the page
                 if j < len(parts) - 1 and (_only_where(part) or _only_which(part)):
                     continue  # "On example.com, type ...": where the next step happens
                 if j > 0 and _only_if(part):
