@@ -86,6 +86,23 @@ def test_a_detail_between_commas_stays_with_its_step_in_a_plan() -> None:
     ]
 
 
+def test_the_comma_inside_a_number_splits_no_step_in_a_plan() -> None:
+    from troupe.models.offline import _plan
+    from troupe.models.team_view import TeamRoute
+
+    team = [
+        TeamRoute("bookings", ("booking", "child seat")),
+        TeamRoute("loyalty", ("points", "voucher")),
+    ]
+
+    steps = _plan("Add a child seat to RES-204817, and use 1,000 of my points for a voucher.", team)
+
+    assert steps == [
+        ("Add a child seat to RES-204817", "bookings"),
+        ("use 1,000 of my points for a voucher", "loyalty"),
+    ]
+
+
 SHELL: dict[str, Any] = {
     "properties": {"command": {"type": "string"}},
     "required": ["command"],
@@ -261,3 +278,73 @@ def test_a_number_glued_to_a_unit_is_not_read_as_its_whole_part() -> None:
     schema = {"properties": {"length": {"type": "number"}}}
     assert fill_arguments(schema, "the boat is 8.5m long") == {}
     assert fill_arguments(schema, "a berth for a boat of 8.5 m") == {"length": 8.5}
+
+
+RSVP: dict[str, Any] = {
+    "properties": {
+        "event": {"type": "string", "description": "event number such as EV-305, or its title"},
+        "member": {
+            "type": "string",
+            "description": "member number such as M-2041, or the member's e-mail",
+        },
+        "item": {"type": "string", "description": "item number: PK-#### (parcel)"},
+    },
+    "required": ["event", "member"],
+}
+
+
+def test_an_identifier_goes_to_the_parameter_whose_description_shows_its_shape() -> None:
+    text = "Book me in (M-2041) and then sign me up for pitch practice night, EV-305, PK-5008"
+
+    args = fill_arguments(RSVP, text)
+
+    assert args == {"event": "EV-305", "member": "M-2041", "item": "PK-5008"}
+
+
+def test_a_parameter_that_takes_an_e_mail_too_takes_it_when_no_identifier_is_given() -> None:
+    args = fill_arguments(RSVP, "sign me up for EV-305, my address is lucia@example.com")
+
+    assert args == {"event": "EV-305", "member": "lucia@example.com"}
+
+
+def test_an_identifier_of_another_shape_is_never_the_value_of_a_shaped_parameter() -> None:
+    args = fill_arguments(RSVP, "sign me up for the yoga session, member M-2041")
+
+    assert args.get("event") != "M-2041"
+    assert args["member"] == "M-2041"
+
+
+EXTRA: dict[str, Any] = {
+    "properties": {
+        "reservation_id": {"type": "string"},
+        "extra": {"type": "string"},
+        "quantity": {"type": "integer"},
+    },
+    "required": ["reservation_id", "extra"],
+}
+EXTRAS = "Add an extra to a booking: child_seat, booster_seat, sat_nav or roof_box."
+
+
+def test_a_value_the_tool_lists_is_taken_when_the_request_names_it_in_words() -> None:
+    args = fill_arguments(EXTRA, "Add a child seat to RES-204817", described=EXTRAS)
+
+    assert args == {"reservation_id": "RES-204817", "extra": "child_seat"}
+
+
+def test_a_value_the_tool_does_not_list_is_asked_for_never_made_of_the_request() -> None:
+    args = fill_arguments(EXTRA, "Add a baby carrier to RES-204817", described=EXTRAS)
+
+    assert "extra" not in args
+
+
+def test_the_tools_own_parameters_named_in_its_description_are_no_values() -> None:
+    schema = {
+        "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
+        "required": ["value"],
+    }
+    described = "Store a secret; give value, or from_env, or from_file."
+    schema["properties"] |= {"from_env": {"type": "string"}, "from_file": {"type": "string"}}
+
+    args = fill_arguments(schema, "store hunter2 as a secret", described=described)
+
+    assert args.get("value")

@@ -350,6 +350,7 @@ CONTRACTS = one_agent_team(
     [
         "Show me which maintenance contracts customer C-35129 has.",
         "Which maintenance contracts do I have? I'm customer C-35129, serial VI25113928.",
+        "Show me my maintenance contracts, customer C-35129, serial VI25113928.",
     ],
 )
 async def test_asked_which_contracts_there_are_the_stand_in_takes_out_none(question: str) -> None:

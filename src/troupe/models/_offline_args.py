@@ -158,7 +158,7 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
         elif (kind := _value_kind(key, props[name])) is not None:
             # A tool whose typed arguments the request gives (an order number,
             # an e-mail) beats one that would be called without them.
-            if _find_value(kind, text) is not None:
+            if _find_value(kind, text, shapes=described_shapes(props[name])) is not None:
                 score += 2
             elif name in required:
                 score -= 2
@@ -186,13 +186,35 @@ _AMOUNT = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?(?![\w-]|[.,]\d)")
 """An amount: a number that is not part of an identifier ("EL-248193")."""
 
 
+_DESCRIBED_SHAPE = re.compile(
+    r"(?:\b(?:such as|e\.g\.|eg|like|for example|example|z\. ?b\.|p\. ?ej\.|par ex\.?)\s+"
+    r"|(?<![\w-])(?=[A-Z]{1,4}-?#{2,}))"
+    r"([A-Z]{1,4})-?(?:\d{2,}|#{2,})(?![\w#])"
+)
+"""An identifier a parameter's description gives as an example ("event
+number such as EV-305", "PK-#### (parcel)"): its letters are the shape of
+the values it takes."""
+
+
+def described_shapes(prop: Any) -> frozenset[str]:
+    """The letters of the identifiers a parameter's description shows, in
+    lower case ("ev" for "event number such as EV-305")."""
+    description = (prop or {}).get("description") if isinstance(prop, dict) else None
+    if not isinstance(description, str):
+        return frozenset()
+    return frozenset(m.group(1).lower() for m in _DESCRIBED_SHAPE.finditer(description))
+
+
 def _value_kind(key: str, prop: Any) -> str | None:
-    """Which kind of value a parameter takes, read from its name and type:
-    an identifier, an e-mail, a date, a time, a currency code, an amount, or None."""
+    """Which kind of value a parameter takes, read from its name, type and
+    description: an identifier, an e-mail, a date, a time, a currency code,
+    an amount, or None."""
     kind = (prop or {}).get("type") if isinstance(prop, dict) else None
     if "mail" in key:
         return "email"
     if key.endswith(_ID_SUFFIXES) and kind != "integer":
+        return "id"
+    if kind in (None, "string") and described_shapes(prop):
         return "id"
     if key == "date" or key.endswith(("_date", "date")):
         return "date"
@@ -225,11 +247,23 @@ def _names_itself(value: str, labels: set[str]) -> bool:
     return lead is not None and any(label.startswith(lead.group(0).lower()) for label in labels)
 
 
-def _identifiers(key: str, text: str, others: set[str]) -> list[str]:
+def _shaped(value: str, shapes: frozenset[str]) -> bool:
+    """``value``'s letters are one of ``shapes`` ("EV-305" for "ev")."""
+    lead = re.match(r"#?([A-Za-z]{1,4})-?\d", value)
+    return lead is not None and lead.group(1).lower() in shapes
+
+
+def _identifiers(
+    key: str, text: str, others: set[str], shapes: frozenset[str] = frozenset()
+) -> list[str]:
     """The identifiers ``text`` gives for parameter ``key``, best first: one
     written after the word the parameter's name calls it by ("card EL-214387"
     for ``card_number``) or whose letters name it ("INV-33648-1" for
-    ``invoice_id``), then those not written after another parameter's word."""
+    ``invoice_id``), then those not written after another parameter's word.
+    A parameter whose description shows the identifiers' shape (``shapes``:
+    "such as EV-305") takes only those of that shape."""
+    if shapes:
+        return [m.group(1) for m in _IDENTIFIER.finditer(text) if _shaped(m.group(1), shapes)]
     mine = _label_words(key)
     found = []
     for match in _IDENTIFIER.finditer(text):
@@ -257,11 +291,17 @@ def _dates(text: str) -> list[str]:
     return [value for _, value in sorted(found)]
 
 
-def _values(kind: str, text: str, key: str = "", others: set[str] | None = None) -> list[Any]:
+def _values(
+    kind: str,
+    text: str,
+    key: str = "",
+    others: set[str] | None = None,
+    shapes: frozenset[str] = frozenset(),
+) -> list[Any]:
     """The values of ``kind`` written in ``text``, in the order a parameter
     ``key`` should take them (for an identifier, see :func:`_identifiers`)."""
     if kind == "id":
-        return _identifiers(key, text, others or set())
+        return _identifiers(key, text, others or set(), shapes)
     if kind == "date":
         return _dates(text)
     if kind == "time":
@@ -272,9 +312,15 @@ def _values(kind: str, text: str, key: str = "", others: set[str] | None = None)
     return [m.group(0) for m in pattern.finditer(text)]
 
 
-def _find_value(kind: str, text: str, key: str = "", others: set[str] | None = None) -> Any:
+def _find_value(
+    kind: str,
+    text: str,
+    key: str = "",
+    others: set[str] | None = None,
+    shapes: frozenset[str] = frozenset(),
+) -> Any:
     """The first value of ``kind`` written in ``text``, or None."""
-    values = _values(kind, text, key, others)
+    values = _values(kind, text, key, others, shapes)
     return values[0] if values else None
 
 
@@ -385,14 +431,49 @@ def _labelled_word(key: str, text: str) -> str | None:
     return None
 
 
+_LISTED_VALUE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
+"""A value written the way a program takes it ("child_seat", "hot_desk")."""
+
+
+def listed_values(description: str | None) -> list[str]:
+    """The values a description lists for a parameter to take ("child_seat,
+    booster_seat or sat_nav"): two or more written in snake case, else none."""
+    found = list(dict.fromkeys(_LISTED_VALUE.findall(description or "")))
+    return found if len(found) > 1 else []
+
+
+def _free_text(name: str, prop: Any) -> bool:
+    """A parameter that takes free text: a string of no known form, no list
+    of allowed values and no path, command, address or name."""
+    key = name.lower()
+    special = (
+        key in _URL_PARAMS | _COMMAND_PARAMS | _PATH_PARAMS | _TEXT_PARAMS | _NAME_PARAMS
+        or key.endswith(("url", "path"))
+    )
+    allowed = isinstance(prop, dict) and prop.get("enum")
+    is_text = (prop or {}).get("type") in (None, "string", "STRING")
+    return is_text and not special and not allowed and _value_kind(key, prop) is None
+
+
+def _takes_an_email(prop: Any) -> bool:
+    """The parameter's description says it takes an e-mail address too."""
+    description = (prop or {}).get("description") if isinstance(prop, dict) else None
+    return isinstance(description, str) and re.search(r"e-?mail", description, re.I) is not None
+
+
 def fill_arguments(
-    schema: dict[str, Any] | None, text: str, previous: str | None = None
+    schema: dict[str, Any] | None,
+    text: str,
+    previous: str | None = None,
+    described: str | None = None,
 ) -> dict[str, Any]:
     """Arguments for a tool whose JSON schema is ``schema``, read from ``text``.
 
     ``previous`` is the result of the plan step before this one: the values a
     step works on come from it ("encrypt the password in it"), while paths,
-    commands and URLs come from the step's own words.
+    commands and URLs come from the step's own words. ``described`` is the
+    tool's description: the values it lists ("child_seat, booster_seat or
+    sat_nav") are those of its one parameter of free text.
     """
     if not schema:
         return {}
@@ -401,6 +482,7 @@ def fill_arguments(
     args: dict[str, Any] = {}
     labels = {name: _label_words(name) for name in props}
     taken: dict[str, list[Any]] = {}
+    free = [n for n, p in props.items() if n in required and _free_text(n, p)]
     for name, prop in props.items():
         key = name.lower()
         value: Any = None
@@ -423,7 +505,10 @@ def fill_arguments(
             others = {w for n in props if n != name for w in labels[n]} - labels[name]
             # Two parameters of one kind take two values ("ST-12968 from
             # ITA-A2-01", "from 14:00 to 15:00"), the second the next one.
-            values = _values(kind, text, key, others)
+            values = _values(kind, text, key, others, described_shapes(prop))
+            if not values and kind == "id" and _takes_an_email(prop):
+                # "member number such as M-2041, or the member's e-mail"
+                values = _values("email", text)
             fresh = [v for v in values if v not in taken.get(kind, [])]
             value = fresh[0] if fresh else None
             if value is None and previous and kind == "id":
@@ -446,7 +531,19 @@ def fill_arguments(
             # A value of a known form (a currency code, a date) that the
             # request does not write is asked for, never made of its words.
             typed = _value_kind(key, prop) is not None
-            value = _labelled_word(key, text) or (None if typed else _remainder(text))
+            # (The tool's own parameters, which a description may name, are no values.)
+            listed = [
+                v
+                for v in listed_values((prop or {}).get("description"))
+                or (listed_values(described) if free == [name] else [])
+                if v not in props
+            ]
+            if listed:
+                # Values the tool lists are the only ones it takes: one the
+                # request names ("a child seat"), or it is asked for.
+                value = _choice(listed, text)
+            else:
+                value = _labelled_word(key, text) or (None if typed else _remainder(text))
         if value is not None:
             args[name] = value
     # A name is never the value it names: "store the password 'hunter2' as a

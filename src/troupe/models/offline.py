@@ -385,8 +385,12 @@ _PLAN_ONLY = re.compile(
 )
 _PLAN_COLON = re.compile(r"^(?:please\s+)?(?:make\s+a\s+|write\s+a\s+)?plan\s*:", re.I)
 _PREVIOUS_STEP = "\n\nResult of the previous step:\n"
-_STEP_COMMA = re.compile(r"\s*(?:,\s*(?:(?:and|und|y|et|e)\s+)?|\s+(?:and|und|y|et|e)\s+)\s*", re.I)
-"""'and' and commas between steps (also in German, Spanish, French, Portuguese)."""
+_STEP_COMMA = re.compile(
+    r"\s*(?:,(?!\d)\s*(?:(?:and|und|y|et|e)\s+)?|\s+(?:and|und|y|et|e)\s+)\s*",
+    re.I,
+)
+"""'and' and commas between steps (also in German, Spanish, French,
+Portuguese); never the comma inside a number ("1,000 points")."""
 _PLAN_GOAL = re.compile(r"\b(?:plan|steps|goal|roadmap|milestones)\b", re.I)
 """Words before a colon that introduce the goal after it ("plan: ...")."""
 
@@ -526,8 +530,11 @@ def _says_name(request: str, tool: str) -> bool:
 def _asks_what(request: str) -> bool:
     """A question that asks for something, opening with a question word
     ("which secrets are saved?") or asking to be shown or told one ("show me
-    what card EL-248193 owes"), not a request put as one ("can you save ...?")."""
+    what card EL-248193 owes", "show me my membership details"), not a
+    request put as one ("can you save ...?")."""
     lead = words(request)[:4]
+    if lead[:1] == ["show"] or lead[:2] == ["tell", "me"]:
+        return True  # "Show me my membership details (M-2115)": to be read, not changed
     if lead[:1] and lead[0] in _SHOW_WORDS:
         lead = lead[2:] if lead[1:2] == ["me"] else lead[1:]
     return bool(lead) and lead[0] in _QUESTION_WORDS
@@ -792,7 +799,7 @@ class OfflineModel(BaseLlm):
         request, _, previous = text.partition(_PREVIOUS_STEP)
         request = _REFERENT_NOTE.sub(r" (\1)", request)  # what "it" is fills arguments
         schema = _schema(tools[best_name])
-        args = fill_arguments(schema, request, previous or None)
+        args = fill_arguments(schema, request, previous or None, tools[best_name].description)
         if missing := [p for p in schema.get("required") or [] if p not in args]:
             # A call without them only fails: say what to write instead.
             return [types.Part(text=_ask_for(best_name, missing))]
