@@ -668,6 +668,9 @@ def test_an_english_word_is_never_read_as_a_typo_of_another_languages_phrase(
         # The one it is told to is no owner: "me" receives the explanation.
         "Walk me through how HTTPS keeps a connection private.",
         "Explique-moi ce qu'est une clé API.",
+        # Places in capitals, not the Portuguese "eu" or the English "us".
+        "What does 'reverse charge' mean on an EU invoice?",
+        "What does US customs ask for on a parcel?",
     ],
 )
 def test_a_question_about_the_world_is_an_open_question(text: str) -> None:
@@ -683,6 +686,7 @@ def test_a_question_about_the_world_is_an_open_question(text: str) -> None:
         "Was habe ich dir über meinen Urlaub erzählt?",
         "Was steht in unserer Wissensdatenbank über Backups?",
         "Encrypt the note: meet at noon.",
+        "WHAT DID YOU SAVE FOR US ABOUT THE TRIP?",
     ],
 )
 def test_a_question_about_the_users_things_is_not_an_open_question(text: str) -> None:

@@ -684,14 +684,21 @@ def is_open_question(text: str) -> bool:
     "this", in five languages). "What is a knowledge graph?" is one; "what is
     in our knowledge base?" is not."""
     tokens = _tokens(text)
-    return any(t in _QUESTION_OPENERS for t in tokens[:_OPENER_WITHIN]) and not any(
-        t in _PERSONAL_WORDS for t in tokens
+    return any(t in _QUESTION_OPENERS for t in tokens[:_OPENER_WITHIN]) and not _names_their_own(
+        text
     )
 
 
 def _names_their_own(text: str) -> bool:
-    """``text`` has one of :data:`_PERSONAL_WORDS` ("my", "unser", "mi")."""
-    return any(t in _PERSONAL_WORDS for t in _tokens(text))
+    """``text`` has one of :data:`_PERSONAL_WORDS` ("my", "unser", "mi"),
+    not written in capitals in a sentence that is not: "EU" and "US" are
+    places, not the Portuguese "eu" or the English "us"."""
+    shouted = text.isupper()
+    return any(
+        w.lower() in _PERSONAL_WORDS
+        for w in _WORD.findall(text.replace("_", " "))
+        if shouted or not (len(w) > 1 and w.isupper())
+    )
 
 
 _EXPLANATION_WORDS = _word_list("explanation_words")
