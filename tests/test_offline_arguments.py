@@ -3,6 +3,7 @@ value to the parameter its words name, from the schema it is given."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import pytest
@@ -180,6 +181,24 @@ def test_a_date_written_in_words_or_with_dots_is_given_as_year_month_day(
     schema = {"properties": {"date": {"type": "string"}}, "required": ["date"]}
 
     assert fill_arguments(schema, text) == {"date": day}
+
+
+def test_a_date_without_a_year_is_one_in_the_current_year() -> None:
+    schema = {
+        "properties": {"start_date": {"type": "string"}, "end_date": {"type": "string"}},
+        "required": ["start_date", "end_date"],
+    }
+    year = datetime.date.today().year
+
+    args = fill_arguments(schema, "a compact from 20 March to March 27th, please")
+
+    assert args == {"start_date": f"{year}-03-20", "end_date": f"{year}-03-27"}
+
+
+def test_may_as_a_verb_is_no_month() -> None:
+    schema = {"properties": {"date": {"type": "string"}}, "required": ["date"]}
+
+    assert "date" not in fill_arguments(schema, "may 5 people come to the tasting?")
 
 
 def test_a_start_and_an_end_time_take_the_two_times_in_order() -> None:

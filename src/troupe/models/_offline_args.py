@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 import unicodedata
 from typing import Any
@@ -174,9 +175,12 @@ _MONTH = (
 )
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _WORD_DATE = re.compile(
-    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b|\b{_MONTH}\s+{_DAY},?\s+(\d{{4}})\b", re.I
+    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+(\d{{4}})\b)?"
+    rf"|\b{_MONTH}\s+{_DAY}\b(?:,?\s+(\d{{4}})\b)?",
+    re.I,
 )
-"""A date written with the month's English name: "5 February 2026", "Feb 5th, 2026"."""
+"""A date written with the month's English name: "5 February 2026", "Feb 5th,
+2026"; without a year ("17 March"), one in the current year."""
 _DOTTED_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
 """A day-first date with dots: "21.02.2026"."""
 _TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3])[:h]([0-5]\d)\b")
@@ -283,6 +287,9 @@ def _dates(text: str) -> list[str]:
         day, month, year = (m.group(1), m.group(2), m.group(3))
         if day is None:
             month, day, year = m.group(4), m.group(5), m.group(6)
+        if not 1 <= int(day) <= 31 or (year is None and not month[:1].isupper()):
+            continue  # without a year, only a month's name as a name: not "may 5 people"
+        year = year or str(datetime.date.today().year)
         number = _MONTHS.index(month.lower()[:3]) + 1
         found.append((m.start(), f"{year}-{number:02d}-{int(day):02d}"))
     for m in _DOTTED_DATE.finditer(text):
