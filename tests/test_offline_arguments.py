@@ -367,3 +367,32 @@ def test_the_tools_own_parameters_named_in_its_description_are_no_values() -> No
     args = fill_arguments(schema, "store hunter2 as a secret", described=described)
 
     assert args.get("value")
+
+
+def test_a_last_sentence_that_only_names_the_member_is_a_detail_of_every_step() -> None:
+    from troupe.models.offline import _plan
+    from troupe.models.team_view import TeamRoute
+
+    team = [TeamRoute("guests", ("guest",)), TeamRoute("rooms", ("book", "room"))]
+
+    steps = _plan(
+        "Register my guest Jamal Reed for 18 March, and book Oak from 10:00 to 11:00. M-2041",
+        team,
+    )
+
+    assert steps == [
+        ("Register my guest Jamal Reed for 18 March (M-2041)", "guests"),
+        ("book Oak from 10:00 to 11:00 (M-2041)", "rooms"),
+    ]
+
+
+def test_a_step_takes_an_identifier_from_the_result_before_under_its_longer_key() -> None:
+    schema = {
+        "properties": {"member": {"type": "string", "description": "member number such as M-2041"}},
+        "required": ["member"],
+    }
+    previous = "member_id: M-2115\nname: Sam Okafor\nplan: private_office"
+
+    args = fill_arguments(schema, "list any invoices I haven't paid yet", previous)
+
+    assert args == {"member": "M-2115"}

@@ -344,9 +344,14 @@ def _words(text: str) -> set[str]:
 def _result_field(result: str, name: str) -> str | None:
     """The value an earlier step's result gives under the key ``name``
     ("course_code: GER-A2-01" for the next step's ``course_code``)."""
+    wanted = name.lower()
+    # An identifier's key may add what it is to the parameter's name
+    # ("member_id: M-2115" for ``member``), or drop it.
+    keys = {wanted, *(f"{wanted}{suffix}" for suffix in ("_id", "_number", "_no", "_code"))}
+    keys |= {wanted.removesuffix(suffix) for suffix in ("_id", "_number", "_no", "_code")}
     for line in result.splitlines():
         match = _PAIR.match(line)
-        if match is not None and match.group(1).lower() == name.lower():
+        if match is not None and match.group(1).lower() in keys:
             return match.group(2)
     return None
 

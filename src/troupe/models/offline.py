@@ -430,12 +430,36 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
     parts = _GOAL_COLON.split(text, maxsplit=1)
     introduced = len(parts) == 2 and parts[1].strip() and _PLAN_GOAL.search(parts[0])
     goal = parts[1] if introduced else _PLAN_LEAD.sub("", text)
+    goal, shared = _shared_detail(goal)
     steps = [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, goal)) if c]
     if len(steps) == 1:
         steps = [c for c in map(_clause, split_outside_quotes(_STEP_COMMA, goal)) if c]
     else:
         steps = [part for step in steps for part in _split_if_shared(step, team)]
-    return _step_owners(_with_details(_with_conditions(steps)), goal, team)
+    steps = _with_details(_with_conditions(steps))
+    if shared:
+        steps = [f"{step} ({shared})" for step in steps]
+    return _step_owners(steps, goal, team)
+
+
+_LAST_SENTENCE = re.compile(r"^(.*[.?!])\s+([^.?!]+?)[.?!]?\s*$", re.S)
+
+
+def _shared_detail(goal: str) -> tuple[str, str]:
+    """``goal`` without a last sentence that is only a detail of the whole
+    request ("… from 10:00 to 11:00. M-2041"), and that detail: every step
+    is about it (the member a guest and a room are booked for)."""
+    match = _LAST_SENTENCE.match(goal)
+    if match is None or not _is_detail(match.group(2)):
+        return goal, ""
+    return match.group(1), match.group(2).strip()
+
+
+def _is_detail(part: str) -> bool:
+    """One word at most and a number or an e-mail address: "born 1979-10-30",
+    "M-2041", "lucia@example.com"."""
+    named = [w for w in part.split() if w.strip(".,;:").isalpha()]
+    return len(named) <= 1 and any(c.isdigit() or c == "@" for c in part)
 
 
 def _split_if_shared(step: str, team: Sequence[TeamRoute]) -> list[str]:
@@ -472,8 +496,7 @@ def _with_details(steps: Sequence[str]) -> list[str]:
     and ..."): one word and a number, to the step before it."""
     out: list[str] = []
     for step in steps:
-        named = [w for w in step.split() if w.strip(".,;:").isalpha()]
-        if out and len(named) <= 1 and any(c.isdigit() for c in step):
+        if out and _is_detail(step):
             out[-1] = f"{out[-1]}, {step}"
         else:
             out.append(step)
