@@ -525,3 +525,14 @@ def test_a_step_after_opening_a_page_that_is_not_reading_it_is_still_a_step(
     decision = default_team.decide(text)
 
     assert decision.compound and decision.agent == "planner"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is the recycling centre open on Saturday? Also apply for a van permit for VN22 WXY.",
+        "Ist der Wertstoffhof am Samstag offen? Außerdem brauche ich eine Genehmigung.",
+    ],
+)
+def test_a_sentence_opening_with_also_after_another_is_a_step_of_its_own(text: str) -> None:
+    assert len(split_clauses(text)) == 2

@@ -168,8 +168,11 @@ _GREETING_MAX_WORDS = 9
 _CONDITION = r"(?:if|wenn|falls|si|se)\b"
 """A sentence that opens with one of these after another sentence makes a step
 of it ("Is it in stock? If it is, add one to my order.")."""
+_ALSO = r"(?:also|außerdem|ausserdem|además|aussi|também|inoltre|ook)\b"
+"""A sentence that opens with one of these after another adds a step ("Is
+Riverside open on Saturday? Also apply for a van permit ...")."""
 _CLAUSE_SPLIT = re.compile(
-    rf"(?<=[?.!])\s+(?={_CONDITION})|\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,\s+"
+    rf"(?<=[?.!])\s+(?={_CONDITION}|{_ALSO})|\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,\s+"
     r"|,?\s+und\s+(?:dann\s+)?|,?\s+dann\s+|,?\s+y\s+(?:luego\s+)?|,?\s+luego\s+"
     r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+)?|,?\s+depois\s+)\s*",
     re.I,
