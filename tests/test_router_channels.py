@@ -71,6 +71,8 @@ def _restaurant(texting: bool, calling: bool = False) -> list[AgentProfile]:
         "Post a letter to the guest of R-40213 about the later start.",
         "Envía un correo al cliente de la reserva R-40213: la mesa está lista.",
         "Fax tonight's menu to the wine supplier.",
+        "Email the guests of R-40213 that the table is ready.",
+        "Pon una alarma en mi móvil para las 18:00, antes de la reserva R-40213.",
     ],
 )
 def test_a_channel_nobody_has_is_nobody_s_work(encoder: Encoder, text: str) -> None:
@@ -98,6 +100,7 @@ def test_on_a_team_that_texts_an_sms_is_its_messenger_s(encoder: Encoder, text: 
     [
         ("I just paid 18 euros for a taxi to the market, put it down as an expense.", "accounts"),
         ("The guest's email is ana@example.com: add it to reservation R-40213.", "host"),
+        ("Email address of the guest on R-40213 is ana@example.com, please add it.", "host"),
         ("What do you call a dish with no meat in it?", "kitchen"),
         ("Call the new dish on the menu 'Nordic bowl'.", "kitchen"),
         ("Call it 'Nordic bowl' on tonight's menu.", "kitchen"),

@@ -536,3 +536,39 @@ def test_a_step_after_opening_a_page_that_is_not_reading_it_is_still_a_step(
 )
 def test_a_sentence_opening_with_also_after_another_is_a_step_of_its_own(text: str) -> None:
     assert len(split_clauses(text)) == 2
+
+
+def test_what_a_later_step_asks_to_record_after_que_says_nothing_of_whose_work_it_is(
+    default_team: Router,
+) -> None:
+    decision = default_team.decide(
+        "puis note dans le journal des événements que le mot de passe du NAS a changé"
+    )
+
+    assert decision.candidates[0].name == "chronicler"
+
+
+def test_a_part_that_opens_with_a_number_is_the_next_item_not_a_step(encoder: Encoder) -> None:
+    team = [
+        AgentProfile.build(
+            "dispatch",
+            texts=["Sends drivers and vans out, and says who drives which route."],
+            keywords=["driver", "route", "van"],
+            tool_names=["dispatch_assign_driver"],
+            parameter_names=["driver_id", "route_id"],
+        ),
+        AgentProfile.build(
+            "pickups",
+            texts=["Books, moves and cancels parcel pickups from customers."],
+            keywords=["pickup", "collect", "boxes"],
+            tool_names=["pickup_book_pickup"],
+            parameter_names=["postcode", "date"],
+        ),
+    ]
+
+    decision = Router(team, encoder).decide(
+        "Could your driver drop off a roll of packing tape and 20 medium boxes "
+        "with tomorrow's pickup?"
+    )
+
+    assert not decision.compound

@@ -657,6 +657,8 @@ _MAIL_WORDS = _word_list("mail_words")
 _CALLING_WORDS = _word_list("calling_words")
 _SINGLE_QUOTED = re.compile(r"(?<!\w)'[^']+'(?!\w)")
 _NAMED_THING = frozenset({"it", "them", "this", "that", "me", "him", "her"})
+_ADDRESSEES = frozenset({"my", "me", "him", "her", "them", "us", "our", "the", "everyone", "all"})
+"""Whom a message is for, right after "email" used as the verb ("Email my family …")."""
 """After a calling verb, what is being named ("call it …"), not rung up."""
 _COURTESIES = _word_list("opening_courtesies")
 _SENT_WITHIN = 3
@@ -893,6 +895,14 @@ def _only_a_thing(part: str) -> bool:
     episode 44, episodes/ep044-outline.md"): the thing the part before names,
     not a step."""
     return not _tokens(_without_addresses(part))
+
+
+def _opens_with_a_number(part: str) -> bool:
+    """A part that opens with a number ("… a roll of packing tape and 20
+    medium boxes"): the next of the things the step before lists, since a
+    step opens with its verb."""
+    words = _after_joining(_WORD.findall(part))
+    return bool(words) and words[0].isdigit()
 
 
 def _asks_about_it(part: str, ranked: Sequence[Candidate]) -> bool:
@@ -1397,10 +1407,14 @@ class Router:
         asked = instruction_of(text)
         if asked != text:
             return asked
-        for index, match in enumerate(_WORD.finditer(text)):
-            if index > _ASK_WORDS:
+        # The words that join a step to the one before ("puis note dans le
+        # journal que …") do not count among its first few.
+        found = list(_WORD.finditer(text))
+        lead = len(found) - len(_after_joining([m.group(0) for m in found]))
+        for index, match in enumerate(found):
+            if index > _ASK_WORDS + lead:
                 break
-            if index == 0 or match.group(0).lower() not in _CONTENT_OPENERS:
+            if index <= lead or match.group(0).lower() not in _CONTENT_OPENERS:
                 continue
             before = text[: match.start()]
             tokens = _tokens(before)
@@ -1469,6 +1483,8 @@ class Router:
                     continue  # "check booking SV-51034, whats the date": of the same thing
                 if j > 0 and _only_a_thing(part):
                     continue  # "..., episodes/ep044-outline.md": what the step before names
+                if j > 0 and _opens_with_a_number(part):
+                    continue  # "a roll of tape and 20 boxes": the next item, not a step
                 # A step of its own names its agent's words or structure;
                 # meaning alone, which a story has too ("there are five of us
                 # in the house"), only says the parts may not be one agent's.
@@ -1656,7 +1672,11 @@ class Router:
             if token in _CHANNELS:
                 asked = not _FOR_WORDS.intersection(before[-2:])
             elif token in _MAIL_WORDS:
-                asked = any(word in _SENDING_WORDS for word in before)
+                # "send an email to …", or the word as the verb: "Email my
+                # family that the internet will be off".
+                asked = any(word in _SENDING_WORDS for word in before) or (
+                    i == at and len(tokens) > i + 1 and tokens[i + 1] in _ADDRESSEES
+                )
             else:
                 continue
             if asked and not self._names_a_channel_it_has(token):
