@@ -396,3 +396,23 @@ def test_a_step_takes_an_identifier_from_the_result_before_under_its_longer_key(
     args = fill_arguments(schema, "list any invoices I haven't paid yet", previous)
 
     assert args == {"member": "M-2115"}
+
+
+def test_one_identifier_counts_for_one_parameter_when_a_tool_is_chosen() -> None:
+    from troupe.models._offline_args import argument_evidence
+
+    quote = {
+        "properties": {
+            "from_postcode": {"type": "string"},
+            "to_postcode": {"type": "string"},
+            "account_number": {"type": "string"},
+        },
+        "required": ["from_postcode", "to_postcode"],
+    }
+    invoices = {
+        "properties": {"account_number": {"type": "string"}},
+        "required": ["account_number"],
+    }
+    text = "send me the open invoices for account AC-47018"
+
+    assert argument_evidence(invoices, text) > argument_evidence(quote, text)

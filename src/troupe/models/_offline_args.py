@@ -145,6 +145,7 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
     props: dict[str, Any] = (schema or {}).get("properties") or {}
     required = set((schema or {}).get("required") or [])
     score = 0
+    used: dict[str, list[Any]] = {}
     for name in props:
         key = name.lower()
         if key in _URL_PARAMS or key.endswith("url"):
@@ -158,8 +159,12 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
                 score -= 2  # no command given: another tool does what it asks
         elif (kind := _value_kind(key, props[name])) is not None:
             # A tool whose typed arguments the request gives (an order number,
-            # an e-mail) beats one that would be called without them.
-            if _find_value(kind, text, shapes=described_shapes(props[name])) is not None:
+            # an e-mail) beats one that would be called without them; one
+            # value fills one parameter ("AC-47018" is not two postcodes).
+            values = _values(kind, text, shapes=described_shapes(props[name]))
+            fresh = [v for v in values if v not in used.get(kind, [])]
+            if fresh:
+                used.setdefault(kind, []).append(fresh[0])
                 score += 2
             elif name in required:
                 score -= 2
@@ -317,18 +322,6 @@ def _values(
         return [float(m.group(0).replace(",", ".")) for m in _AMOUNT.finditer(text)]
     pattern = {"email": _EMAIL, "code": _CODE}[kind]
     return [m.group(0) for m in pattern.finditer(text)]
-
-
-def _find_value(
-    kind: str,
-    text: str,
-    key: str = "",
-    others: set[str] | None = None,
-    shapes: frozenset[str] = frozenset(),
-) -> Any:
-    """The first value of ``kind`` written in ``text``, or None."""
-    values = _values(kind, text, key, others, shapes)
-    return values[0] if values else None
 
 
 _PAIR = re.compile(r"^\s*([\w.-]+):\s+(.+?)\s*$")
