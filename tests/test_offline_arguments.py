@@ -416,3 +416,17 @@ def test_one_identifier_counts_for_one_parameter_when_a_tool_is_chosen() -> None
     text = "send me the open invoices for account AC-47018"
 
     assert argument_evidence(invoices, text) > argument_evidence(quote, text)
+
+
+def test_a_sentence_that_tells_what_happened_is_no_step_but_goes_with_the_steps_after() -> None:
+    from troupe.models.offline import _own_steps, _plan
+    from troupe.models.team_view import TeamRoute
+
+    team = [TeamRoute("towing", ("towed", "pound")), TeamRoute("fines", ("pcn", "appeal"))]
+    text = "My car WX21 ZPA was towed. Find out which pound has it, then appeal PCN BX56911734."
+
+    assert _plan(text, team) == [
+        ("Find out which pound has it (My car WX21 ZPA was towed)", "towing"),
+        ("appeal PCN BX56911734 (My car WX21 ZPA was towed)", "fines"),
+    ]
+    assert _own_steps(text)[0] == "Find out which pound has it (My car WX21 ZPA was towed)"

@@ -44,6 +44,7 @@ from ..routing.router import (
     is_general_explanation,
     is_open_question,
     split_outside_quotes,
+    tells_what_happened,
 )
 from ..tool_results import readable_result
 from ._offline_args import argument_evidence, fill_arguments, find_path, find_url
@@ -439,7 +440,28 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
     steps = _with_details(_with_conditions(steps))
     if shared:
         steps = [f"{step} ({shared})" for step in steps]
-    return _step_owners(steps, goal, team)
+    steps, stories = _without_stories(steps)
+    owned = _step_owners(steps, goal, team)
+    # The story goes with the step it is told for, after its owner is chosen.
+    return [(f"{s} ({stories[i]})" if i in stories else s, o) for i, (s, o) in enumerate(owned)]
+
+
+def _without_stories(steps: Sequence[str]) -> tuple[list[str], dict[int, str]]:
+    """``steps`` without those that only tell what happened ("My car WX21 ZPA
+    was towed. Find out which pound has it, then …"), and, by the index of
+    each step after them, the story told so far: it is what those steps are
+    about, never a step of its own, and the stand-in runs no tool for it."""
+    kept: list[str] = []
+    stories: dict[int, str] = {}
+    told: list[str] = []
+    for i, step in enumerate(steps):
+        if i < len(steps) - 1 and tells_what_happened(step):
+            told.append(step)
+            continue
+        if told:
+            stories[len(kept)] = "; ".join(told)
+        kept.append(step)
+    return kept, stories
 
 
 _LAST_SENTENCE = re.compile(r"^(.*[.?!])\s+([^.?!]+?)[.?!]?\s*$", re.S)
@@ -573,8 +595,12 @@ _QUESTION_WORDS = frozenset(
 
 
 def _own_steps(text: str) -> list[str]:
-    """``text``'s ordered steps ("read notes.txt, then write ..."), quotes kept whole."""
-    return [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, text)) if c]
+    """``text``'s ordered steps ("read notes.txt, then write ..."), quotes kept
+    whole; the story told before them goes with each (:func:`_without_stories`)."""
+    steps, stories = _without_stories(
+        [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, text)) if c]
+    )
+    return [f"{s} ({stories[i]})" if i in stories else s for i, s in enumerate(steps)]
 
 
 def _turn_results(request: LlmRequest) -> list[types.FunctionResponse]:

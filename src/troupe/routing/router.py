@@ -813,7 +813,7 @@ def _after_joining(words: list[str]) -> list[str]:
     return words[start:]
 
 
-def _tells_what_happened(part: str) -> bool:
+def tells_what_happened(part: str) -> bool:
     """A part of a request that tells what happened ("the ticket machine was
     broken", "i coudnt buy one"): the story behind the request, not a step.
     Its first word does not count: "was kostet der Versand?" asks, in German,
@@ -1469,7 +1469,7 @@ class Router:
                     continue  # "... and save it as lpmap.png": the step before's file
                 if BARE_PRONOUN.match(part) and not top[0].keyword:
                     continue  # "cancel it": the step before's thing, maybe its work
-                if j > 0 and _tells_what_happened(part):
+                if j > 0 and tells_what_happened(part):
                     continue  # "..., it got cancelled and nothing came back": the story
                 if 0 < j == len(parts) - 1 and self._asks_for_the_result(part):
                     continue  # "... and tell me what comes up": the step before's report
