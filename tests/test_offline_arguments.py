@@ -430,3 +430,11 @@ def test_a_sentence_that_tells_what_happened_is_no_step_but_goes_with_the_steps_
         ("appeal PCN BX56911734 (My car WX21 ZPA was towed)", "fines"),
     ]
     assert _own_steps(text)[0] == "Find out which pound has it (My car WX21 ZPA was towed)"
+
+
+def test_a_step_before_and_after_that_keeps_no_trailing_comma() -> None:
+    from troupe.models.offline import _own_steps
+
+    steps = _own_steps("Cancel pickup PU-133349, and after that send me the open invoices.")
+
+    assert steps == ["Cancel pickup PU-133349", "send me the open invoices"]

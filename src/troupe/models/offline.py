@@ -497,7 +497,7 @@ def _split_if_shared(step: str, team: Sequence[TeamRoute]) -> list[str]:
 
 def _clause(text: str) -> str:
     """A step's words without the punctuation and the dangling 'and' around them."""
-    return _DANGLING.sub("", text.strip(" .,"))
+    return _DANGLING.sub("", text.strip(" .,")).strip(" .,")
 
 
 def _with_conditions(steps: Sequence[str]) -> list[str]:
