@@ -426,10 +426,19 @@ def test_a_sentence_that_tells_what_happened_is_no_step_but_goes_with_the_steps_
     text = "My car WX21 ZPA was towed. Find out which pound has it, then appeal PCN BX56911734."
 
     assert _plan(text, team) == [
-        ("Find out which pound has it (My car WX21 ZPA was towed)", "towing"),
-        ("appeal PCN BX56911734 (My car WX21 ZPA was towed)", "fines"),
+        ("Find out which pound has it (told: My car WX21 ZPA was towed)", "towing"),
+        ("appeal PCN BX56911734 (told: My car WX21 ZPA was towed)", "fines"),
     ]
-    assert _own_steps(text)[0] == "Find out which pound has it (My car WX21 ZPA was towed)"
+    assert _own_steps(text)[0] == "Find out which pound has it (told: My car WX21 ZPA was towed)"
+
+
+def test_a_story_never_asks_for_an_effect_that_cannot_be_taken_back() -> None:
+    from troupe.models.offline import _may_call
+
+    assert not _may_call("booking_cancel", "Show me my bookings")
+    assert not _may_call("booking_cancel", "Show me what got cancelled")
+    assert not _may_call("booking_cancel", "My booking BK-10001 got cancelled by mistake")
+    assert _may_call("booking_cancel", "Cancel booking BK-10001")
 
 
 def test_a_step_before_and_after_that_keeps_no_trailing_comma() -> None:

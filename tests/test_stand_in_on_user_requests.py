@@ -365,3 +365,39 @@ async def test_asked_which_contracts_there_are_the_stand_in_takes_out_none(quest
     calls = [c.name for e in events for c in e.get_function_calls()]
     assert "contract_customer_contracts" in calls
     assert taken_out == []
+
+
+cancelled: list[str] = []
+
+
+def booking_cancel(booking_id: str) -> dict[str, str]:
+    """Cancel a booking."""
+    cancelled.append(booking_id)
+    return {"booking_id": booking_id, "status": "cancelled"}
+
+
+def booking_list(customer_id: str) -> dict[str, str]:
+    """A customer's bookings."""
+    return {"customer_id": customer_id, "bookings": "BK-10001"}
+
+
+BOOKINGS = one_agent_team(
+    "bookings", "Bookings of the desk.", ("booking_", "bookings"), ("booking", "bookings")
+)
+
+
+async def test_the_story_told_before_a_step_never_cancels_anything() -> None:
+    tools = [
+        troupe.Tool(name=f.__name__, description=str(f.__doc__), func=f)
+        for f in (booking_cancel, booking_list)
+    ]
+    cancelled.clear()
+
+    events = await _turn(
+        troupe.Config(tools=tools, model="offline", topology=BOOKINGS),
+        "My booking BK-10001 got cancelled by mistake. Show me my bookings, customer C-35129.",
+    )
+
+    calls = [c.name for e in events for c in e.get_function_calls()]
+    assert "booking_list" in calls
+    assert cancelled == []

@@ -398,8 +398,11 @@ _PLAN_GOAL = re.compile(r"\b(?:plan|steps|goal|roadmap|milestones)\b", re.I)
 
 _PRONOUN = re.compile(r"\b(?:it|them)\b", re.I)
 _REFERENT_LEAD = "it: "
-_REFERENT_NOTE = re.compile(r"\s*\(it: ([^()]*)\)")
-"""What a plan step adds to say what its "it" stands for."""
+_STORY_LEAD = "told: "
+_REFERENT_NOTE = re.compile(r"\s*\((?:it|told): ([^()]*)\)")
+"""What a plan step adds to say what its "it" stands for, or the story told
+before it: they fill its arguments, but its own words choose its tool and
+alone may ask for an effect that cannot be taken back."""
 _OBJECT = re.compile(
     r"^\s*\w+\s+((?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+){0,2}?)"
     r"(?=\s+(?:in|from|of|to|into|with|as|on|at|and)\b|\s*$)",
@@ -442,8 +445,13 @@ def _plan(text: str, team: Sequence[TeamRoute]) -> list[tuple[str, str]]:
         steps = [f"{step} ({shared})" for step in steps]
     steps, stories = _without_stories(steps)
     owned = _step_owners(steps, goal, team)
-    # The story goes with the step it is told for, after its owner is chosen.
-    return [(f"{s} ({stories[i]})" if i in stories else s, o) for i, (s, o) in enumerate(owned)]
+    # The story goes with the steps it is told for, after their owners are chosen.
+    return [(_with_story(s, stories.get(i)), o) for i, (s, o) in enumerate(owned)]
+
+
+def _with_story(step: str, story: str | None) -> str:
+    """``step`` with the story told before it as a note (see :data:`_REFERENT_NOTE`)."""
+    return f"{step} ({_STORY_LEAD}{story})" if story else step
 
 
 def _without_stories(steps: Sequence[str]) -> tuple[list[str], dict[int, str]]:
@@ -553,15 +561,18 @@ def _may_call(tool: str, request: str) -> bool:
     """Whether the stand-in may call ``tool`` for ``request``. A tool whose name
     says it cancels, deletes or refunds is called only when the request asks
     for that very thing in so many words, and never to answer a question
-    ("where is my order 10422?" does not cancel it); a question about the
-    world or the user's things ("which secrets are saved?") changes nothing."""
+    ("where is my order 10422?" does not cancel it), nor to what is told as
+    done ("my booking got cancelled by mistake"); a question about the world
+    or the user's things ("which secrets are saved?") changes nothing."""
     parts = set(words(tool.replace("_", " ")))
     effects = [w for w in _DESTRUCTIVE if w in parts]
     asked = words(request)
     if effects:
-        if "?" in request or is_open_question(request):
+        if "?" in request or is_open_question(request) or _asks_what(request):
             return False
-        return any(w.startswith(effect) for effect in effects for w in asked)
+        return any(
+            w.startswith(effect) and not w.endswith("ed") for effect in effects for w in asked
+        )
     return not (parts & set(_CHANGES) and _asks_what(request))
 
 
@@ -600,7 +611,7 @@ def _own_steps(text: str) -> list[str]:
     steps, stories = _without_stories(
         [c for c in map(_clause, split_outside_quotes(_SPLIT_STEPS, text)) if c]
     )
-    return [f"{s} ({stories[i]})" if i in stories else s for i, s in enumerate(steps)]
+    return [_with_story(s, stories.get(i)) for i, s in enumerate(steps)]
 
 
 def _turn_results(request: LlmRequest) -> list[types.FunctionResponse]:
