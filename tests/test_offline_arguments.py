@@ -357,12 +357,17 @@ def test_a_value_the_tool_does_not_list_is_asked_for_never_made_of_the_request()
 
 
 def test_the_tools_own_parameters_named_in_its_description_are_no_values() -> None:
-    schema = {
-        "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
+    text_param = {"type": "string"}
+    schema: dict[str, Any] = {
+        "properties": {
+            "name": text_param,
+            "value": text_param,
+            "from_env": text_param,
+            "from_file": text_param,
+        },
         "required": ["value"],
     }
     described = "Store a secret; give value, or from_env, or from_file."
-    schema["properties"] |= {"from_env": {"type": "string"}, "from_file": {"type": "string"}}
 
     args = fill_arguments(schema, "store hunter2 as a secret", described=described)
 

@@ -367,12 +367,12 @@ async def test_asked_which_contracts_there_are_the_stand_in_takes_out_none(quest
     assert taken_out == []
 
 
-cancelled: list[str] = []
+cancelled_bookings: list[str] = []
 
 
 def booking_cancel(booking_id: str) -> dict[str, str]:
     """Cancel a booking."""
-    cancelled.append(booking_id)
+    cancelled_bookings.append(booking_id)
     return {"booking_id": booking_id, "status": "cancelled"}
 
 
@@ -391,7 +391,7 @@ async def test_the_story_told_before_a_step_never_cancels_anything() -> None:
         troupe.Tool(name=f.__name__, description=str(f.__doc__), func=f)
         for f in (booking_cancel, booking_list)
     ]
-    cancelled.clear()
+    cancelled_bookings.clear()
 
     events = await _turn(
         troupe.Config(tools=tools, model="offline", topology=BOOKINGS),
@@ -400,4 +400,4 @@ async def test_the_story_told_before_a_step_never_cancels_anything() -> None:
 
     calls = [c.name for e in events for c in e.get_function_calls()]
     assert "booking_list" in calls
-    assert cancelled == []
+    assert cancelled_bookings == []
