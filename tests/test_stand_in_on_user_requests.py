@@ -3,6 +3,7 @@ read the team as data, with the router deciding who does what."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,16 @@ def workspace(tmp_path: Path) -> Path:
 async def _turn(config: troupe.Config, text: str) -> list[Any]:
     assistant = troupe.Assistant(troupe.build_agent_tree(config))
     return [e async for e in run_with_approvals(assistant, "s1", text, policy="auto")]
+
+
+def _documented(*funcs: Callable[..., Any]) -> list[troupe.Tool]:
+    """Each function as a tool named after it and described by its docstring."""
+    return [troupe.Tool(name=f.__name__, description=str(f.__doc__), func=f) for f in funcs]
+
+
+def _called(events: list[Any]) -> list[str]:
+    """The names of the tools the turn's events call."""
+    return [c.name for e in events for c in e.get_function_calls()]
 
 
 @pytest.mark.parametrize(
@@ -317,7 +328,7 @@ async def test_asked_to_show_what_is_owed_the_stand_in_takes_no_payment() -> Non
         "Show me what card EL-248193 still owes.",
     )
 
-    calls = [c.name for e in events for c in e.get_function_calls()]
+    calls = _called(events)
     assert "fee_balance" in calls
     assert payments == []
 
@@ -354,15 +365,12 @@ CONTRACTS = one_agent_team(
     ],
 )
 async def test_asked_which_contracts_there_are_the_stand_in_takes_out_none(question: str) -> None:
-    tools = [
-        troupe.Tool(name=f.__name__, description=str(f.__doc__), func=f)
-        for f in (contract_new_contract, contract_customer_contracts)
-    ]
+    tools = _documented(contract_new_contract, contract_customer_contracts)
     taken_out.clear()
 
     events = await _turn(troupe.Config(tools=tools, model="offline", topology=CONTRACTS), question)
 
-    calls = [c.name for e in events for c in e.get_function_calls()]
+    calls = _called(events)
     assert "contract_customer_contracts" in calls
     assert taken_out == []
 
@@ -387,10 +395,7 @@ BOOKINGS = one_agent_team(
 
 
 async def test_the_story_told_before_a_step_never_cancels_anything() -> None:
-    tools = [
-        troupe.Tool(name=f.__name__, description=str(f.__doc__), func=f)
-        for f in (booking_cancel, booking_list)
-    ]
+    tools = _documented(booking_cancel, booking_list)
     cancelled_bookings.clear()
 
     events = await _turn(
@@ -398,6 +403,6 @@ async def test_the_story_told_before_a_step_never_cancels_anything() -> None:
         "My booking BK-10001 got cancelled by mistake. Show me my bookings, customer C-35129.",
     )
 
-    calls = [c.name for e in events for c in e.get_function_calls()]
+    calls = _called(events)
     assert "booking_list" in calls
     assert cancelled_bookings == []

@@ -205,13 +205,16 @@ number such as EV-305", "PK-#### (parcel)"): its letters are the shape of
 the values it takes."""
 
 
+def _description(prop: Any) -> str:
+    """A parameter's description in its JSON schema, or ""."""
+    description = prop.get("description") if isinstance(prop, dict) else None
+    return description if isinstance(description, str) else ""
+
+
 def described_shapes(prop: Any) -> frozenset[str]:
     """The letters of the identifiers a parameter's description shows, in
     lower case ("ev" for "event number such as EV-305")."""
-    description = (prop or {}).get("description") if isinstance(prop, dict) else None
-    if not isinstance(description, str):
-        return frozenset()
-    return frozenset(m.group(1).lower() for m in _DESCRIBED_SHAPE.finditer(description))
+    return frozenset(m.group(1).lower() for m in _DESCRIBED_SHAPE.finditer(_description(prop)))
 
 
 def _value_kind(key: str, prop: Any) -> str | None:
@@ -462,8 +465,7 @@ def _free_text(name: str, prop: Any) -> bool:
 
 def _takes_an_email(prop: Any) -> bool:
     """The parameter's description says it takes an e-mail address too."""
-    description = (prop or {}).get("description") if isinstance(prop, dict) else None
-    return isinstance(description, str) and re.search(r"e-?mail", description, re.I) is not None
+    return re.search(r"e-?mail", _description(prop), re.I) is not None
 
 
 def fill_arguments(
@@ -539,7 +541,7 @@ def fill_arguments(
             # (The tool's own parameters, which a description may name, are no values.)
             listed = [
                 v
-                for v in listed_values((prop or {}).get("description"))
+                for v in listed_values(_description(prop))
                 or (listed_values(described) if free == [name] else [])
                 if v not in props
             ]

@@ -657,9 +657,9 @@ _MAIL_WORDS = _word_list("mail_words")
 _CALLING_WORDS = _word_list("calling_words")
 _SINGLE_QUOTED = re.compile(r"(?<!\w)'[^']+'(?!\w)")
 _NAMED_THING = frozenset({"it", "them", "this", "that", "me", "him", "her"})
+"""After a calling verb, what is being named ("call it …"), not rung up."""
 _ADDRESSEES = frozenset({"my", "me", "him", "her", "them", "us", "our", "the", "everyone", "all"})
 """Whom a message is for, right after "email" used as the verb ("Email my family …")."""
-"""After a calling verb, what is being named ("call it …"), not rung up."""
 _COURTESIES = _word_list("opening_courtesies")
 _SENT_WITHIN = 3
 """An e-mail is a channel when a sending word comes at most this many words before it."""
@@ -1805,7 +1805,7 @@ class Router:
         # One that names an agent's keyword about the user's own things ("how
         # much is outstandng on my acount?") asks the team, however its
         # misspelt words read.
-        theirs = best.keyword and not is_open_question(text) and _names_their_own(text)
+        theirs = best.keyword and _names_their_own(text)
         if self.encoder is not None and not structure and closer >= margin and not theirs:
             return RouteDecision("direct", None, round(closer, 4), tuple(ranked))
         confidence = (
