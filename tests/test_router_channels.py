@@ -121,4 +121,7 @@ def test_on_a_team_with_a_phone_desk_a_call_is_its_work(encoder: Encoder) -> Non
     )
 
     assert decision.nobody is False
-    assert decision.candidates[0].name == "phones"
+    # The reservation's number is the host's thing too (a one-letter shape,
+    # half a sign): the router leaves the choice to the model, never to the host.
+    assert decision.kind == "defer" or decision.agent == "phones"
+    assert {c.name for c in decision.candidates[:2]} == {"phones", "host"}

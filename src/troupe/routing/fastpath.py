@@ -37,7 +37,7 @@ from .batching import decision_batcher
 from .encoder import Encoder
 from .instructions import RouteEntry
 from .phrase_cache import PhraseCache
-from .router import AgentProfile, RouteDecision, Router
+from .router import AgentProfile, RouteDecision, Router, described_shapes
 
 WARM_UP_MESSAGE = "hello"
 """What :meth:`FastPath.warm_up` decides on (any text would do)."""
@@ -102,6 +102,23 @@ def _parameter_texts(parameters: dict[str, Any]) -> list[str]:
     ]
 
 
+_IDENTIFIER_ENDINGS = ("id", "number", "no", "ref", "reference", "code")
+"""The last word of a parameter name that takes an identifier ("tracking_number")."""
+
+
+def _shape_parameters(description: str, parameters: dict[str, Any]) -> set[tuple[str, str]]:
+    """(shape, parameter) for each identifier shape a tool describes: the
+    parameter whose description shows it, or, for one its description shows,
+    each of its parameters whose name ends like an identifier's."""
+    pairs: set[tuple[str, str]] = set()
+    for name, schema in parameters.items():
+        for text in _parameter_texts({name: schema}):
+            pairs.update((shape, name) for shape in described_shapes(text))
+    takers = [n for n in parameters if n.lower().rsplit("_", 1)[-1] in _IDENTIFIER_ENDINGS]
+    pairs.update((shape, n) for shape in described_shapes(description) for n in takers)
+    return pairs
+
+
 async def _listed_tools(toolset: BaseToolset) -> list[BaseTool]:
     try:
         return list(await asyncio.wait_for(toolset.get_tools(), MCP_LIST_TIMEOUT_S))
@@ -145,6 +162,11 @@ async def agent_profile(agent: BaseAgent, entry: RouteEntry | None) -> AgentProf
         parameter_names=[p for declared in parameters for p in declared],
         tool_parameters=[list(declared) for declared in parameters],
         parameter_texts=[t for declared in parameters for t in _parameter_texts(declared)],
+        shape_parameters=[
+            pair
+            for tool, declared in zip(tools, parameters, strict=True)
+            for pair in _shape_parameters(tool.description or "", declared)
+        ],
         fragments=fragments,
         capabilities=capabilities,
         plans=entry.plans if entry is not None else None,

@@ -137,17 +137,57 @@ STRUCTURES: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
 whose tools take it: in a tool's parameter names, its name or the agent's keywords)."""
 
 _SHAPE_DESCRIBED = re.compile(
-    r"(?<![\w-])(?P<prefix>[A-Z]{2,5})-(?:[#X]{3,}|N{3,}|Y{4}-|\\d|\[0-9\]|(?=['\"`\s]|$))"
-    r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{2,5})-\d{3,}\b"
+    r"(?<![\w-])(?P<prefix>[A-Z]{1,5})-(?:[#X]{3,}|N{3,}|Y{4}-|\\d|\[0-9\]|(?=['\"`\s]|$))"
+    r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{1,5})-?\d{3,}\b"
     r"|\((?P<alone>[A-Z]{2,5})-\d{3,}(?:-\d+)*\)"
+    r"|\b(?P<run>[A-Z]{1,5})\s*(?:\+|plus|and|followed by|then)\s*"
+    r"(?:\d+|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+digits\b"
 )
 """An identifier's shape as a tool's author describes it: "(MT-######)",
 "'LF-' and five digits", "its WR- reference", a schema pattern "^SP-\\d{5}$",
 a year-first pattern "LN-YYYY-NNN", an example value "e.g. PC-552810" or one
-alone in brackets, "a job number (JOB-123456)", "(LN-2025-031)". Its letters
-are what tells one thing's number from another's (a ticket's from a parcel's)."""
-_SHAPED = re.compile(r"(?<![\w-])(?P<prefix>[A-Za-z]{2,5})-\d{3,}\b")
-"""An identifier in a request: letters, a hyphen, digits ("MT-204589")."""
+alone in brackets, "a job number (JOB-123456)", "(LN-2025-031)", or letters
+the digits follow without a hyphen: "SH + 10 digits", "e.g. BX40217736". Its
+letters are what tells one thing's number from another's (a ticket's from a
+parcel's); see :func:`described_shapes` for how the two kinds are told apart."""
+
+_SHAPED = re.compile(
+    r"(?<![\w-])(?:(?P<prefix>[A-Za-z]{1,5})-\d{3,}|(?P<joined>[A-Z]{1,5})\d{4,})\b"
+)
+"""An identifier in a request: letters, a hyphen, digits ("MT-204589"), or
+capitals with at least four digits right after them ("BX40217736")."""
+
+
+def described_shapes(text: str) -> set[str]:
+    """The shapes of the identifiers ``text`` describes, as :func:`shapes_in`
+    names them: the letters for a hyphenated one ("MT"), the letters and "#"
+    for one whose digits follow at once ("SH#" of "SH + 10 digits"), so a
+    product's "SH-1102" and a parcel's "SH5509123876" are not one shape."""
+    found: set[str] = set()
+    for match in _SHAPE_DESCRIBED.finditer(text):
+        if match["run"]:
+            found.add(match["run"] + "#")
+        elif match["example"]:
+            joined = not match.group(0).rstrip("0123456789").endswith("-")
+            found.add(match["example"] + ("#" if joined else ""))
+        else:
+            found.add(match["prefix"] or match["alone"])
+    return found
+
+
+def _shape_weight(shape: str) -> float:
+    """How telling an identifier of ``shape`` is: one letter ("R-304", "B-204")
+    may be a room, a flat or a plane as well as the tool's thing, so it counts
+    half of what two letters or more do."""
+    return 0.5 if len(shape.rstrip("#")) == 1 else 1.0
+
+
+def shapes_in(text: str) -> set[str]:
+    """The shapes of the identifiers in a request (see :func:`described_shapes`)."""
+    return {
+        m["prefix"].upper() if m["prefix"] else m["joined"] + "#" for m in _SHAPED.finditer(text)
+    }
+
 
 GREETINGS: tuple[str, ...] = _examples("greetings")
 """Examples of the greeting class, in the languages the router is measured on."""
@@ -309,6 +349,12 @@ class AgentProfile:
     """The letters of the identifiers its tools describe ("MT" of "MT-######"):
     a request with such an identifier names a thing its tools take, as a URL
     names the browser's (see :data:`_SHAPE_DESCRIBED`)."""
+    parameters: frozenset[str] = frozenset()
+    """The names of its tools' parameters."""
+    shape_parameters: frozenset[tuple[str, str]] = frozenset()
+    """(shape, parameter name) for each identifier parameter of a tool that
+    describes that shape: a teammate whose tools have a parameter of the same
+    name takes such identifiers too, though it does not say how they look."""
 
     @property
     def lexical_keywords(self) -> tuple[str, ...]:
@@ -332,6 +378,7 @@ class AgentProfile:
         parameter_texts: Iterable[str] = (),
         refusals: Iterable[str] = (),
         tool_parameters: Iterable[Iterable[str]] = (),
+        shape_parameters: Iterable[tuple[str, str]] = (),
     ) -> AgentProfile:
         """A profile from an agent's texts, keywords, capabilities and tools.
 
@@ -374,10 +421,7 @@ class AgentProfile:
         vocabulary = frozenset(_stem(t) for text in described for t in _tokens(text))
         inputs = frozenset(t for n in parameter_names for t in _tokens(n) if _names_work(t))
         shapes = frozenset(
-            (match["prefix"] or match["example"] or match["alone"]).upper()
-            for text in (*texts, *parameter_texts)
-            if text
-            for match in _SHAPE_DESCRIBED.finditer(text)
+            shape for text in (*texts, *parameter_texts) if text for shape in described_shapes(text)
         )
         per_tool = [
             {w for text in (tool, *params) for w in _tokens(text)}
@@ -402,6 +446,8 @@ class AgentProfile:
             tuple(dict.fromkeys(r.strip() for r in refusals if r and r.strip())),
             reach,
             shapes,
+            frozenset(parameter_names),
+            frozenset(shape_parameters),
         )
 
 
@@ -670,6 +716,12 @@ _NAME_LIKE = re.compile(r"\S*[\w.-][_/@.][\w]\S*")
 _PLANNED_WITHIN = 3
 """What a request asks to plan is within this many words after the plan word."""
 _WHICH_WORDS = _word_list("which_words")
+_NAMING_WORDS = _word_list("naming_words")
+_NAMING_MAX_WORDS = 5
+"""The most words a part that only says what an identifier is has ("and my
+member number is KC1946682")."""
+_HYPHENATED_WORD = re.compile(r"[\w-]+")
+"""A word with its hyphens, so that an identifier ("RES-788920") stays one."""
 """Words that ask which one of several things someone has ("what plan am I on")."""
 _PERSONAL_WORDS = _word_list("personal_words")
 """Words that tie a request to the user, their team, this machine or this
@@ -775,7 +827,9 @@ def instruction_of(text: str) -> str:
     http://..."), the whole request otherwise. What follows such a colon is
     content; its words and addresses do not say whose work it is. A colon of
     an address ("https://"), a time ("10:30") or a quoted value ("write
-    'cakes: 30% deposit' into notes.txt") introduces nothing."""
+    'cakes: 30% deposit' into notes.txt") introduces nothing, nor does one
+    right after an identifier ("member KC6102747: how many points have I?"),
+    which says who asks."""
     stripped = text.strip()
     hidden = _ANY_QUOTED.sub(lambda m: "x" * len(m.group(0)), stripped)
     match = _PAYLOAD.match(hidden)
@@ -788,6 +842,8 @@ def instruction_of(text: str) -> str:
         return text  # "...: xoxb-123. Then write ..." goes on with a step of its own
     if _ONLY_A_COMMAND.match(payload):
         return text  # "Count the lines: `wc -l data.csv`": the command is the work
+    if _SHAPED.fullmatch(_HYPHENATED_WORD.findall(ask)[-1]):
+        return text  # "soy socia del club, KC6102747: ¿cuántos puntos tengo?": who asks
     return ask
 
 
@@ -897,6 +953,16 @@ def _only_a_thing(part: str) -> bool:
     return not _tokens(_without_addresses(part))
 
 
+def _only_names_an_identifier(part: str) -> bool:
+    """A short part that only says what an identifier is ("… and the booking
+    is RES-788920", "I'm KC1946682"): a detail of the request, not a step,
+    however plainly its words name an agent's thing (:data:`_NAMING_WORDS`)."""
+    words = _after_joining(_HYPHENATED_WORD.findall(part))
+    if not 1 < len(words) <= _NAMING_MAX_WORDS or not _SHAPED.fullmatch(words[-1]):
+        return False
+    return any(w.lower() in _NAMING_WORDS for w in words[:-1])
+
+
 def _opens_with_a_number(part: str) -> bool:
     """A part that opens with a number ("… a roll of packing tape and 20
     medium boxes"): the next of the things the step before lists, since a
@@ -966,7 +1032,7 @@ class Router:
     _said: frozenset[str] | None = field(default=None, init=False, repr=False)
     _shared: frozenset[str] | None = field(default=None, init=False, repr=False)
     _phrases: frozenset[str] | None = field(default=None, init=False, repr=False)
-    _takers: dict[str, int] | None = field(default=None, init=False, repr=False)
+    _takers: dict[str, frozenset[str]] | None = field(default=None, init=False, repr=False)
     _reach_most: dict[str, float] | None = field(default=None, init=False, repr=False)
     _orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
     _own_orphans: tuple[Any, ...] = field(default=(), init=False, repr=False)
@@ -1052,13 +1118,40 @@ class Router:
             taken *= min(self._reach_share(profile, kind) for kind in found & profile.structures)
         if taken == 1.0:
             return taken
+        takers = self._shape_takers()
+        return max(
+            [
+                taken,
+                *(
+                    _shape_weight(s) / len(takers[s])
+                    for s in shaped
+                    if profile.name in takers.get(s, ())
+                ),
+            ]
+        )
+
+    def _shape_takers(self) -> dict[str, frozenset[str]]:
+        """Shape -> the agents whose tools take identifiers of that shape: those
+        that describe it, and those with a parameter of the same name as one
+        that does ("tracking_number" of a claims tool, when the tracking tool
+        says a tracking number is "KV followed by 10 digits"), unless that
+        name takes another shape somewhere in the team."""
         if self._takers is None:
-            counts: dict[str, int] = {}
+            takers: dict[str, set[str]] = {}
+            for profile in self.profiles:
+                for shape in profile.shapes:
+                    takers.setdefault(shape, set()).add(profile.name)
+            shapes_of: dict[str, set[str]] = {}
             for other in self.profiles:
-                for shape in other.shapes:
-                    counts[shape] = counts.get(shape, 0) + 1
-            self._takers = counts
-        return max([taken, *(1 / self._takers.get(s, 1) for s in shaped & profile.shapes)])
+                for shape, parameter in other.shape_parameters:
+                    shapes_of.setdefault(parameter, set()).add(shape)
+            for shape, names in takers.items():
+                # A name that takes two shapes in the team ("booking_id": a
+                # kennel's BK- and a groomer's GR-) says nothing of either.
+                named = {p for p, shapes in shapes_of.items() if shapes == {shape}}
+                names.update(p.name for p in self.profiles if p.parameters & named)
+            self._takers = {shape: frozenset(names) for shape, names in takers.items()}
+        return self._takers
 
     def _reach_share(self, profile: AgentProfile, kind: str) -> float:
         """``profile``'s share of tools taking ``kind`` over the largest such
@@ -1352,7 +1445,7 @@ class Router:
         translated = translated or {}
         asked = self._asked_for(text)
         found = structures_in(asked)
-        shaped = {m["prefix"].upper() for m in _SHAPED.finditer(asked)}
+        shaped = shapes_in(asked)
         # An address or a path is structure; its letters ("http", "docs") are
         # not words of the request as well.
         words = _without_addresses(asked)
@@ -1485,6 +1578,8 @@ class Router:
                     continue  # "..., episodes/ep044-outline.md": what the step before names
                 if j > 0 and _opens_with_a_number(part):
                     continue  # "a roll of tape and 20 boxes": the next item, not a step
+                if j > 0 and _only_names_an_identifier(part):
+                    continue  # "... and the booking is RES-788920": a detail
                 # A step of its own names its agent's words or structure;
                 # meaning alone, which a story has too ("there are five of us
                 # in the house"), only says the parts may not be one agent's.
