@@ -452,3 +452,56 @@ def test_a_step_before_and_after_that_keeps_no_trailing_comma() -> None:
     steps = _own_steps("Cancel pickup PU-133349, and after that send me the open invoices.")
 
     assert steps == ["Cancel pickup PU-133349", "send me the open invoices"]
+
+
+def _fenced(description: str) -> str:
+    """A description as ADK hands an MCP server's to the model: fenced as untrusted."""
+    return (
+        "<<<BEGIN_UNTRUSTED_TOOL_DESCRIPTION>>>\n"
+        f"{description}\n<<<END_UNTRUSTED_TOOL_DESCRIPTION>>>"
+    )
+
+
+GROOMING: dict[str, Any] = {
+    "properties": {
+        "dog_id": {"type": "string", "description": _fenced("DOG- and 4 digits, e.g. DOG-2317.")},
+        "check_in": {"type": "string", "description": _fenced("A date written YYYY-MM-DD.")},
+        "check_out": {"type": "string", "description": _fenced("A date written YYYY-MM-DD.")},
+        "start": {"type": "string", "description": _fenced("On a 24-hour clock, e.g. 09:30.")},
+        "service": {
+            "type": "string",
+            "description": _fenced("bath and brush, full groom, nail trim or de-shedding"),
+        },
+    },
+    "required": ["dog_id", "check_in", "check_out", "start", "service"],
+}
+
+
+def test_a_value_a_description_lists_in_plain_words_is_taken_when_named() -> None:
+    args = fill_arguments(
+        GROOMING, "Book DOG-2657 a de-shedding from 6 to 10 April 2026, 09:00 on arrival"
+    )
+
+    assert args == {
+        "dog_id": "DOG-2657",
+        "check_in": "2026-04-06",
+        "check_out": "2026-04-10",
+        "start": "09:00",
+        "service": "de-shedding",
+    }
+
+
+def test_a_value_a_plain_list_does_not_hold_is_asked_for_not_made_of_the_request() -> None:
+    args = fill_arguments(GROOMING, "Book DOG-2657 a haircut on 6 April 2026 at 09:00")
+
+    assert "service" not in args
+    assert "check_out" not in args  # one date for two: the second is asked for
+
+
+def test_a_description_that_is_more_than_a_list_names_no_values() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"food": {"type": "string", "description": "What it eats, e.g. raw or dry."}},
+        "required": ["food"],
+    }
+
+    assert fill_arguments(schema, "she eats raw chicken") == {"food": "she eats raw chicken"}

@@ -186,6 +186,13 @@ _WORD_DATE = re.compile(
 )
 """A date written with the month's English name: "5 February 2026", "Feb 5th,
 2026"; without a year ("17 March"), one in the current year."""
+_DAY_RANGE = re.compile(
+    rf"\b{_DAY}\s*(?:-|–|to|until|till)\s*\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}"
+    rf"(?:,?\s+(\d{{4}})\b)?",
+    re.I,
+)
+"""The first day of a range that names its month once: "from 6 to 10 April
+2026", "3-7 May" (the last day is a date of its own)."""
 _DOTTED_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
 """A day-first date with dots: "21.02.2026"."""
 _TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3])[:h]([0-5]\d)\b")
@@ -205,10 +212,27 @@ number such as EV-305", "PK-#### (parcel)"): its letters are the shape of
 the values it takes."""
 
 
+_DATE_FORMAT = re.compile(r"\bYYYY-MM-DD\b")
+"""A description that gives a date's format: the parameter takes a date
+whatever its name ("check_in": "A date written YYYY-MM-DD")."""
+_TIME_FORMAT = re.compile(r"\bHH:MM\b|\b24-hour clock\b", re.I)
+"""A description that gives a time's format ("Start time on a 24-hour clock")."""
+
+
+_FENCE = re.compile(r"<<<(?:BEGIN|END)_[A-Z_]+>>>")
+"""The markers ADK puts around an MCP server's descriptions, which it does not
+trust: the words between them are still the description."""
+
+
+def _unfenced(text: str) -> str:
+    """``text`` without ADK's markers around it."""
+    return _FENCE.sub("", text).strip()
+
+
 def _description(prop: Any) -> str:
     """A parameter's description in its JSON schema, or ""."""
     description = prop.get("description") if isinstance(prop, dict) else None
-    return description if isinstance(description, str) else ""
+    return _unfenced(description) if isinstance(description, str) else ""
 
 
 def described_shapes(prop: Any) -> frozenset[str]:
@@ -228,9 +252,11 @@ def _value_kind(key: str, prop: Any) -> str | None:
         return "id"
     if kind in (None, "string") and described_shapes(prop):
         return "id"
-    if key == "date" or key.endswith(("_date", "date")):
+    written = _description(prop)
+    if key == "date" or key.endswith(("_date", "date")) or _DATE_FORMAT.search(written):
         return "date"
-    if (key == "time" or key.endswith(("_time", "time"))) and kind in (None, "string"):
+    named_time = key == "time" or key.endswith(("_time", "time"))
+    if (named_time or _TIME_FORMAT.search(written)) and kind in (None, "string"):
         return "time"
     if "currency" in key:
         return "code"
@@ -288,6 +314,16 @@ def _identifiers(
     return named + rest
 
 
+def _word_date(day: str, month: str, year: str | None) -> str | None:
+    """A date written with its month's name as YYYY-MM-DD, or None when it is
+    no date: a day past 31, or, without a year, a month not written as a name
+    ("may 5 people"). Without a year it falls in the current one."""
+    if not 1 <= int(day) <= 31 or (year is None and not month[:1].isupper()):
+        return None
+    number = _MONTHS.index(month.lower()[:3]) + 1
+    return f"{year or datetime.date.today().year}-{number:02d}-{int(day):02d}"
+
+
 def _dates(text: str) -> list[str]:
     """Every date ``text`` writes, as YYYY-MM-DD, in order."""
     found: list[tuple[int, str]] = [(m.start(), m.group(0)) for m in _ISO_DATE.finditer(text)]
@@ -295,11 +331,11 @@ def _dates(text: str) -> list[str]:
         day, month, year = (m.group(1), m.group(2), m.group(3))
         if day is None:
             month, day, year = m.group(4), m.group(5), m.group(6)
-        if not 1 <= int(day) <= 31 or (year is None and not month[:1].isupper()):
-            continue  # without a year, only a month's name as a name: not "may 5 people"
-        year = year or str(datetime.date.today().year)
-        number = _MONTHS.index(month.lower()[:3]) + 1
-        found.append((m.start(), f"{year}-{number:02d}-{int(day):02d}"))
+        if (date := _word_date(day, month, year)) is not None:
+            found.append((m.start(), date))
+    for m in _DAY_RANGE.finditer(text):
+        if (date := _word_date(m.group(1), m.group(2), m.group(3))) is not None:
+            found.append((m.start(), date))
     for m in _DOTTED_DATE.finditer(text):
         if 1 <= int(m.group(2)) <= 12:
             found.append((m.start(), f"{m.group(3)}-{int(m.group(2)):02d}-{int(m.group(1)):02d}"))
@@ -443,11 +479,31 @@ _LISTED_VALUE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
 """A value written the way a program takes it ("child_seat", "hot_desk")."""
 
 
+_WORDED_LIST = re.compile(
+    r"(?:one of:?\s+)?(?P<items>[a-z][a-z -]*(?:,\s*[a-z][a-z -]*)+,?\s+or\s+[a-z][a-z -]*)"
+)
+"""A description that is only a list of plain words, "or" before the last:
+"card, cash, bank transfer or paypal", "bath and brush, nail trim or de-shedding"."""
+_WORDED_ITEM_WORDS = 3
+"""The most words one value of such a list has ("bath and brush")."""
+
+
 def listed_values(description: str | None) -> list[str]:
-    """The values a description lists for a parameter to take ("child_seat,
-    booster_seat or sat_nav"): two or more written in snake case, else none."""
+    """The values a description lists for a parameter to take: two or more
+    written in snake case ("child_seat, booster_seat or sat_nav"), or, when the
+    description (up to a ";" or a bracket) is only such a list, three or more
+    in plain words ("small, medium, large or giant"); else none."""
     found = list(dict.fromkeys(_LISTED_VALUE.findall(description or "")))
-    return found if len(found) > 1 else []
+    if len(found) > 1:
+        return found
+    head = re.split(r"[;(]", _unfenced(description or ""), maxsplit=1)[0].strip().rstrip(".")
+    match = _WORDED_LIST.fullmatch(head)
+    if match is None:
+        return []
+    items = [i.strip() for i in re.split(r",\s*|\s+or\s+", match["items"]) if i.strip()]
+    if len(items) < 3 or any(len(i.split()) > _WORDED_ITEM_WORDS for i in items):
+        return []
+    return items
 
 
 def _free_text(name: str, prop: Any) -> bool:
