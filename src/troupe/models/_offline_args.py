@@ -493,10 +493,11 @@ def listed_values(description: str | None) -> list[str]:
     written in snake case ("child_seat, booster_seat or sat_nav"), or, when the
     description (up to a ";" or a bracket) is only such a list, three or more
     in plain words ("small, medium, large or giant"); else none."""
-    found = list(dict.fromkeys(_LISTED_VALUE.findall(description or "")))
+    text = _unfenced(description or "")
+    found = list(dict.fromkeys(_LISTED_VALUE.findall(text)))
     if len(found) > 1:
         return found
-    head = re.split(r"[;(]", _unfenced(description or ""), maxsplit=1)[0].strip().rstrip(".")
+    head = re.split(r"[;(]", text, maxsplit=1)[0].strip().rstrip(".")
     match = _WORDED_LIST.fullmatch(head)
     if match is None:
         return []

@@ -716,13 +716,13 @@ _NAME_LIKE = re.compile(r"\S*[\w.-][_/@.][\w]\S*")
 _PLANNED_WITHIN = 3
 """What a request asks to plan is within this many words after the plan word."""
 _WHICH_WORDS = _word_list("which_words")
+"""Words that ask which one of several things someone has ("what plan am I on")."""
 _NAMING_WORDS = _word_list("naming_words")
 _NAMING_MAX_WORDS = 5
 """The most words a part that only says what an identifier is has ("and my
 member number is KC1946682")."""
 _HYPHENATED_WORD = re.compile(r"[\w-]+")
 """A word with its hyphens, so that an identifier ("RES-788920") stays one."""
-"""Words that ask which one of several things someone has ("what plan am I on")."""
 _PERSONAL_WORDS = _word_list("personal_words")
 """Words that tie a request to the user, their team, this machine or this
 conversation: a question with one of them is about something troupe can act on.
