@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from troupe.models._offline_args import fill_arguments
+from troupe.models._offline_args import argument_evidence, fill_arguments
 
 HOLD: dict[str, Any] = {
     "properties": {
@@ -505,3 +505,103 @@ def test_a_description_that_is_more_than_a_list_names_no_values() -> None:
     }
 
     assert fill_arguments(schema, "she eats raw chicken") == {"food": "she eats raw chicken"}
+
+
+FIRING: dict[str, Any] = {
+    "properties": {
+        "kiln": {"type": "string"},
+        "date": {"type": "string"},
+        "start_hour": {"type": "integer"},
+        "hours": {"type": "integer"},
+        "potter_name": {"type": "string"},
+    },
+    "required": ["kiln", "date", "start_hour", "hours", "potter_name"],
+}
+FIRING_TOOL = (
+    "Reserve a kiln for a potter: kiln id (KL-1..KL-4) or name, date YYYY-MM-DD, start_hour "
+    "on the 24-hour clock and the firing's length in hours. Returns an FR- id."
+)
+
+
+def test_a_shape_the_tool_description_gives_a_parameter_picks_its_value() -> None:
+    text = "Reserve Big Kiln B (KL-3) on 2026-06-03 from 11:00 for 5 hours for Juniper Collective"
+
+    args = fill_arguments(FIRING, text, described=FIRING_TOOL)
+
+    assert args == {
+        "kiln": "KL-3",
+        "date": "2026-06-03",
+        "start_hour": 11,
+        "hours": 5,
+        "potter_name": "Juniper Collective",
+    }
+
+
+def test_each_shape_in_one_description_goes_to_the_parameter_named_before_it() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"class_booking": {"type": "string"}, "tutor": {"type": "string"}},
+        "required": ["class_booking", "tutor"],
+    }
+    described = "Put a tutor (id such as TU-4 or a name) on a class booking (CB- and four digits)."
+
+    args = fill_arguments(schema, "Setzen Sie Mira (TU-2) auf die Buchung CB-1011", None, described)
+
+    assert args == {"class_booking": "CB-1011", "tutor": "TU-2"}
+
+
+def test_a_word_that_only_looks_like_an_identifier_is_not_taken_for_a_shaped_one() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"glaze_id": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["glaze_id", "days"],
+    }
+    described = "Whether a glaze (GL- id) can be borrowed for a number of days."
+
+    args = fill_arguments(schema, "is the C30 celadon GL-204 free for 2 days?", None, described)
+
+    assert args == {"glaze_id": "GL-204", "days": 2}
+
+
+def test_numbers_of_a_date_or_a_time_s_minutes_are_no_counts() -> None:
+    schema: dict[str, Any] = {
+        "properties": {
+            "date": {"type": "string"},
+            "adults": {"type": "integer"},
+            "students": {"type": "integer"},
+            "children": {"type": "integer"},
+        },
+        "required": ["date"],
+    }
+
+    args = fill_arguments(schema, "book 2 student places on Wednesday 18 March 2026 at 10:30")
+
+    # No other number is left: the day and the year are the date's, 30 the time's.
+    assert args == {"date": "2026-03-18", "students": 2}
+
+
+def test_a_later_step_that_says_that_day_takes_the_date_the_step_before_gave() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"date": {"type": "string"}},
+        "required": ["date"],
+    }
+    previous = "firing_id: FR-1013\nkiln: KL-2\ndate: 2026-06-03\nfrom: 11:00"
+
+    args = fill_arguments(schema, "tell me which tutors are in that day", previous)
+
+    assert args == {"date": "2026-06-03"}
+
+
+def test_a_tool_whose_described_shape_the_identifier_does_not_fit_has_less_evidence() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"kiln_id": {"type": "string"}, "date": {"type": "string"}},
+        "required": ["kiln_id", "date"],
+    }
+    text = "Cancel my firing FR-54833"
+
+    fitting = argument_evidence(
+        {"properties": {"firing": {"type": "string"}}, "required": ["firing"]},
+        text,
+        "Cancel a firing (FR- and five digits).",
+    )
+    other = argument_evidence(schema, text, "Reserve a kiln (KL-1..KL-4) on a date (YYYY-MM-DD).")
+
+    assert fitting > other

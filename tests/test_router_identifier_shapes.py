@@ -154,6 +154,22 @@ def test_an_example_without_a_hyphen_gives_its_letters_and_digits_shape() -> Non
     assert (fines.shapes, meters.shapes) == ({"BX#"}, {"M"})
 
 
+def test_short_identifiers_count_where_a_range_or_an_example_describes_them(
+    encoder: Encoder,
+) -> None:
+    rooms = AgentProfile.build(
+        "rooms", texts=["Books the rehearsal rooms.", "A room id (RH-1..RH-6) or its name."]
+    )
+    tutors = AgentProfile.build(
+        "tutors", texts=["Knows the tutors' days.", "A tutor: an id such as TU-4, or a name."]
+    )
+    assert (rooms.shapes, tutors.shapes) == ({"RH"}, {"TU"})
+
+    decision = Router([rooms, tutors], encoder).decide("ist TU-2 am Freitag da?")
+
+    assert {c.name: c.structure for c in decision.candidates} == {"tutors": 1.0, "rooms": 0.0}
+
+
 def _parcels(claims_parameter: str) -> list[AgentProfile]:
     return [
         AgentProfile.build(

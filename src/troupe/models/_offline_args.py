@@ -135,7 +135,9 @@ _LEADING_VERB = re.compile(
 _RUN_VERB = re.compile(r"\b(?:run|execute|exec)\b", re.I)
 
 
-def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
+def argument_evidence(
+    schema: dict[str, Any] | None, text: str, described: str | None = None
+) -> int:
     """How strongly ``text`` supplies this tool's distinctive arguments.
 
     A back-ticked span is a command; a run/execute verb names one; a URL is a
@@ -144,6 +146,7 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
     """
     props: dict[str, Any] = (schema or {}).get("properties") or {}
     required = set((schema or {}).get("required") or [])
+    shaped = tool_shapes(described, props)
     score = 0
     used: dict[str, list[Any]] = {}
     for name in props:
@@ -157,11 +160,12 @@ def argument_evidence(schema: dict[str, Any] | None, text: str) -> int:
                 score += 4
             elif name in required:
                 score -= 2  # no command given: another tool does what it asks
-        elif (kind := _value_kind(key, props[name])) is not None:
+        elif (kind := _kind(name, props[name], shaped)) is not None:
             # A tool whose typed arguments the request gives (an order number,
             # an e-mail) beats one that would be called without them; one
             # value fills one parameter ("AC-47018" is not two postcodes).
-            values = _values(kind, text, shapes=described_shapes(props[name]))
+            shapes = described_shapes(props[name]) | shaped.get(name, frozenset())
+            values = _values(kind, text, shapes=shapes)
             fresh = [v for v in values if v not in used.get(kind, [])]
             if fresh:
                 used.setdefault(kind, []).append(fresh[0])
@@ -212,6 +216,16 @@ number such as EV-305", "PK-#### (parcel)"): its letters are the shape of
 the values it takes."""
 
 
+_TOOL_SHAPE = re.compile(
+    r"(?<![\w-])([A-Z]{1,4})-(?:\d|#{2,}|X{2,}|(?=\s*(?:id|ids|and|\+|number|reference)\b))"
+)
+"""An identifier a tool's description shows for one of its parameters, short
+ones included: "room id (RM-1..RM-5)", "an engineer (id such as EN-4)",
+"an item (GR- id)", "a booking (BK- and four digits)"."""
+_SHAPE_REACH = 6
+"""How many words before such an identifier the parameter's name may be."""
+
+
 _DATE_FORMAT = re.compile(r"\bYYYY-MM-DD\b")
 """A description that gives a date's format: the parameter takes a date
 whatever its name ("check_in": "A date written YYYY-MM-DD")."""
@@ -239,6 +253,25 @@ def described_shapes(prop: Any) -> frozenset[str]:
     """The letters of the identifiers a parameter's description shows, in
     lower case ("ev" for "event number such as EV-305")."""
     return frozenset(m.group(1).lower() for m in _DESCRIBED_SHAPE.finditer(_description(prop)))
+
+
+def tool_shapes(described: str | None, props: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """The identifier shapes a tool's description gives its parameters: each
+    shape goes to the parameter named nearest before it in the same sentence
+    ("Book a room for a client: room id (RM-1..RM-5)" gives ``room`` "rm"), when
+    that word names one parameter only."""
+    text = _unfenced(described or "")
+    labels = {name: _label_words(name) for name in props}
+    found: dict[str, set[str]] = {}
+    for match in _TOOL_SHAPE.finditer(text):
+        sentence = re.split(r"[.;:!?](?:\s|$)", text[: match.start()])[-1]
+        for word in reversed(re.findall(r"[^\W\d_]+", sentence)[-_SHAPE_REACH:]):
+            named = [n for n, mine in labels.items() if _plain_letters(word)[:4] in mine]
+            if named:
+                if len(named) == 1:
+                    found.setdefault(named[0], set()).add(match.group(1).lower())
+                break
+    return {name: frozenset(shapes) for name, shapes in found.items()}
 
 
 def _value_kind(key: str, prop: Any) -> str | None:
@@ -301,7 +334,10 @@ def _identifiers(
     A parameter whose description shows the identifiers' shape (``shapes``:
     "such as EV-305") takes only those of that shape."""
     if shapes:
-        return [m.group(1) for m in _IDENTIFIER.finditer(text) if _shaped(m.group(1), shapes)]
+        letters = "|".join(sorted(map(re.escape, shapes), key=len, reverse=True))
+        # Those of a described shape count however few their digits ("RM-2").
+        shaped = rf"(?<![\w@.-])#?((?:{letters})-?(?:[A-Za-z]{{1,4}}-?)?\d(?:[\w-]*\d)?)(?![\w@])"
+        return [m.group(1) for m in re.finditer(shaped, text, re.I)]
     mine = _label_words(key)
     found = []
     for match in _IDENTIFIER.finditer(text):
@@ -520,6 +556,87 @@ def _free_text(name: str, prop: Any) -> bool:
     return is_text and not special and not allowed and _value_kind(key, prop) is None
 
 
+_CAPITALISED = r"[A-Z][^\W\d_]*(?:['’-][^\W\d_]+)*"
+_CAPITALISED_RUN = re.compile(rf"(?<![\w-]){_CAPITALISED}(?:\s+{_CAPITALISED})+(?![\w-])")
+_FOR_NAME = re.compile(r"\b(?:for|name|named|called)\s+([A-Z][^\W\d_]+)(?![\w-])")
+
+
+def _proper_name(text: str) -> str | None:
+    """The name a request gives someone or something, for a parameter such as
+    ``client_name``: its last run of capitalised words that does not open the
+    request ("… from 11:00 for Harbor Lights"), else one word after "for" or
+    "name" ("for Petrel"), else None."""
+    runs = [m.group(0) for m in _CAPITALISED_RUN.finditer(text) if m.start() > 0]
+    if runs:
+        return runs[-1]
+    single = _FOR_NAME.findall(text)
+    return single[-1] if single else None
+
+
+def _counted(prop: Any) -> bool:
+    """A parameter that takes a whole number of no fixed list."""
+    return isinstance(prop, dict) and prop.get("type") == "integer" and not prop.get("enum")
+
+
+def _kind(name: str, prop: Any, shaped: dict[str, frozenset[str]]) -> str | None:
+    """The kind of value parameter ``name`` takes (see :func:`_value_kind`),
+    or an identifier when its tool's description gives it a shape."""
+    return _value_kind(name.lower(), prop) or _shaped_kind(prop, shaped.get(name))
+
+
+def _shaped_kind(prop: Any, shapes: frozenset[str] | None) -> str | None:
+    """ "id" for a parameter of text the tool's description gives a shape."""
+    is_text = (prop or {}).get("type") in (None, "string", "STRING")
+    return "id" if shapes and is_text else None
+
+
+def _counts(names: list[str], required: set[str], text: str, ids: list[Any]) -> dict[str, int]:
+    """The whole numbers integer parameters ``names`` take: one written before
+    the word a parameter's name calls it by goes to it ("for 5 hours" to
+    ``hours`` rather than ``start_hour``: the name that says least else),
+    the others go in order to the rest, required ones first. Never a number
+    inside a reference ("SYS-54312") or a date ("18 March 2026"), one an
+    identifier took, or a time's minutes; a time's hour ("from 11:00") only
+    to a parameter its name calls an hour."""
+    labels = {name: _label_words(name) for name in names}
+    dated = [
+        m.span()
+        for pattern in (_ISO_DATE, _WORD_DATE, _DAY_RANGE, _DOTTED_DATE)
+        for m in pattern.finditer(text)
+    ]
+    hours = {m.start() for m in _TIME.finditer(text)}
+    found = [
+        m
+        for m in _WHOLE.finditer(text)
+        if m.group(0) not in ids
+        and text[max(m.start() - 1, 0)] != ":"
+        and not any(a <= m.start() < b for a, b in dated)
+    ]
+    counts: dict[str, int] = {}
+    used: set[int] = set()
+    for m in found:
+        after = re.match(r"\s*([^\W\d_]+)", text[m.end() :])
+        word = _plain_letters(after.group(1))[:4] if after else ""
+        fits = [
+            n
+            for n in names
+            if n not in counts and len(word) > 2 and any(w.startswith(word) for w in labels[n])
+        ]
+        if fits and m.start() not in hours:
+            counts[min(fits, key=lambda n: len(labels[n]))] = int(m.group(0))
+            used.add(m.start())
+    for name in sorted(names, key=lambda n: n not in required):
+        left = [m for m in found if m.start() not in used]
+        # An hour's parameter takes a time's hour first; no other takes one.
+        left = sorted(left, key=lambda m: m.start() not in hours)
+        if "hour" not in labels[name]:
+            left = [m for m in left if m.start() not in hours]
+        if name not in counts and left:
+            counts[name] = int(left[0].group(0))
+            used.add(left[0].start())
+    return counts
+
+
 def _takes_an_email(prop: Any) -> bool:
     """The parameter's description says it takes an e-mail address too."""
     return re.search(r"e-?mail", _description(prop), re.I) is not None
@@ -545,6 +662,7 @@ def fill_arguments(
     required = set(schema.get("required") or [])
     args: dict[str, Any] = {}
     labels = {name: _label_words(name) for name in props}
+    shaped = tool_shapes(described, props)
     taken: dict[str, list[Any]] = {}
     free = [n for n, p in props.items() if n in required and _free_text(n, p)]
     for name, prop in props.items():
@@ -565,11 +683,12 @@ def fill_arguments(
             value = _remainder(text) if own else value_in_result(previous or "", text)
         elif key in _NAME_PARAMS:
             value = given_name(text) or (name_for(text) if previous is not None else None)
-        elif (kind := _value_kind(key, prop)) is not None:
+        elif (kind := _kind(name, prop, shaped)) is not None:
             others = {w for n in props if n != name for w in labels[n]} - labels[name]
             # Two parameters of one kind take two values ("ST-12968 from
             # ITA-A2-01", "from 14:00 to 15:00"), the second the next one.
-            values = _values(kind, text, key, others, described_shapes(prop))
+            shapes = described_shapes(prop) | shaped.get(name, frozenset())
+            values = _values(kind, text, key, others, shapes)
             if not values and kind == "id" and _takes_an_email(prop):
                 # "member number such as M-2041, or the member's e-mail"
                 values = _values("email", text)
@@ -577,13 +696,14 @@ def fill_arguments(
             value = fresh[0] if fresh else None
             if value is None and previous and kind == "id":
                 value = _result_field(previous, name)
+            if value is None and previous and kind == "date" and name in required:
+                # "… on 2026-06-03, then tell me who is free that day"
+                found = _result_field(previous, name) or _result_field(previous, "date")
+                value = found if found and _ISO_DATE.fullmatch(found) else None
             if value is not None:
                 taken.setdefault(kind, []).append(value)
-        elif (prop or {}).get("type") == "integer":
-            # A number of its own, not one inside a reference ("SYS-54312")
-            # or the one another parameter took as its identifier.
-            numbers = [n for n in _WHOLE.findall(text) if n not in taken.get("id", [])]
-            value = int(numbers[0]) if numbers else None
+        elif _counted(prop):
+            continue  # whole numbers are shared out once the identifiers are taken
         choices = (prop or {}).get("enum") if isinstance(prop, dict) else None
         if value is None and choices:
             value = _choice(choices, text)
@@ -594,7 +714,7 @@ def fill_arguments(
         if value is None and name in required and is_text and not choices and not command:
             # A value of a known form (a currency code, a date) that the
             # request does not write is asked for, never made of its words.
-            typed = _value_kind(key, prop) is not None
+            typed = _kind(name, prop, shaped) is not None
             # (The tool's own parameters, which a description may name, are no values.)
             listed = [
                 v
@@ -607,9 +727,16 @@ def fill_arguments(
                 # request names ("a child seat"), or it is asked for.
                 value = _choice(listed, text)
             else:
-                value = _labelled_word(key, text) or (None if typed else _remainder(text))
+                whose = key.endswith("name") and key not in _NAME_PARAMS
+                value = (
+                    (_proper_name(text) if whose else None)
+                    or _labelled_word(key, text)
+                    or (None if typed else _remainder(text))
+                )
         if value is not None:
             args[name] = value
+    whole = [n for n, p in props.items() if _counted(p)]
+    args.update(_counts(whole, required, text, taken.get("id", [])))
     # A name is never the value it names: "store the password 'hunter2' as a
     # secret" gives no name, and a secret called hunter2 would show it.
     for name in [n for n in args if n.lower() in _NAME_PARAMS]:

@@ -849,7 +849,7 @@ class OfflineModel(BaseLlm):
             score = 3 * _name_hits(request_stems, name_stems) + len(request_stems & desc_stems)
             if _says_name(own_words, name):
                 score += 3  # its name in so many words: "check in", not "check out"
-            score += argument_evidence(_schema(decl), text)
+            score += argument_evidence(_schema(decl), text, decl.description)
             if score > best_score:
                 best_name, best_score = name, score
         if best_name is None:

@@ -139,6 +139,8 @@ whose tools take it: in a tool's parameter names, its name or the agent's keywor
 _SHAPE_DESCRIBED = re.compile(
     r"(?<![\w-])(?P<prefix>[A-Z]{1,5})-(?:[#X]{3,}|N{3,}|Y{4}-|\\d|\[0-9\]|(?=['\"`\s]|$))"
     r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<example>[A-Z]{1,5})-?\d{3,}\b"
+    r"|\b(?:e\.g\.|for example|such as)\s*:?\s*(?P<short>[A-Z]{2,5})-\d{1,2}\b"
+    r"|(?<![\w-])(?P<first>[A-Z]{2,5})-\d+\s*(?:\.\.|–|to)\s*(?P=first)-\d+\b"
     r"|\((?P<alone>[A-Z]{2,5})-\d{3,}(?:-\d+)*\)"
     r"|\b(?P<run>[A-Z]{1,5})\s*(?:\+|plus|and|followed by|then)\s*"
     r"(?:\d+|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+digits\b"
@@ -152,7 +154,8 @@ letters are what tells one thing's number from another's (a ticket's from a
 parcel's); see :func:`described_shapes` for how the two kinds are told apart."""
 
 _SHAPED = re.compile(
-    r"(?<![\w-])(?:(?P<prefix>[A-Za-z]{1,5})-\d{3,}|(?P<joined>[A-Z]{1,5})\d{4,})\b"
+    r"(?<![\w-])(?:(?P<prefix>[A-Za-z]{1,5})-\d{3,}|(?P<short>[A-Z]{2,5})-\d{1,2}"
+    r"|(?P<joined>[A-Z]{1,5})\d{4,})\b"
 )
 """An identifier in a request: letters, a hyphen, digits ("MT-204589"), or
 capitals with at least four digits right after them ("BX40217736")."""
@@ -171,7 +174,7 @@ def described_shapes(text: str) -> set[str]:
             joined = not match.group(0).rstrip("0123456789").endswith("-")
             found.add(match["example"] + ("#" if joined else ""))
         else:
-            found.add(match["prefix"] or match["alone"])
+            found.add(match["prefix"] or match["alone"] or match["short"] or match["first"])
     return found
 
 
@@ -185,7 +188,8 @@ def _shape_weight(shape: str) -> float:
 def shapes_in(text: str) -> set[str]:
     """The shapes of the identifiers in a request (see :func:`described_shapes`)."""
     return {
-        m["prefix"].upper() if m["prefix"] else m["joined"] + "#" for m in _SHAPED.finditer(text)
+        (m["prefix"] or m["short"]).upper() if m["prefix"] or m["short"] else m["joined"] + "#"
+        for m in _SHAPED.finditer(text)
     }
 
 
