@@ -605,3 +605,16 @@ def test_a_tool_whose_described_shape_the_identifier_does_not_fit_has_less_evide
     other = argument_evidence(schema, text, "Reserve a kiln (KL-1..KL-4) on a date (YYYY-MM-DD).")
 
     assert fitting > other
+
+
+def test_an_identifier_the_step_before_gave_counts_as_the_step_s_own() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"customer_id": {"type": "string"}},
+        "required": ["customer_id"],
+    }
+    text = "then show me which maintenance contracts I have"
+
+    alone = argument_evidence(schema, text)
+    after = argument_evidence(schema, text, previous="customer_id: C-35129\ninvoices: 2")
+
+    assert (alone, after) == (-2, 2)

@@ -136,13 +136,18 @@ _RUN_VERB = re.compile(r"\b(?:run|execute|exec)\b", re.I)
 
 
 def argument_evidence(
-    schema: dict[str, Any] | None, text: str, described: str | None = None
+    schema: dict[str, Any] | None,
+    text: str,
+    described: str | None = None,
+    previous: str | None = None,
 ) -> int:
     """How strongly ``text`` supplies this tool's distinctive arguments.
 
     A back-ticked span is a command; a run/execute verb names one; a URL is a
     URL. Tools whose command or URL parameter the request fills this way beat
     tools that merely share a word with it ("run `ls`" is exec, not skill_run).
+    In a plan, an identifier the previous step's result gives under the
+    parameter's name (``previous``) counts as :func:`fill_arguments` takes it.
     """
     props: dict[str, Any] = (schema or {}).get("properties") or {}
     required = set((schema or {}).get("required") or [])
@@ -169,6 +174,8 @@ def argument_evidence(
             fresh = [v for v in values if v not in used.get(kind, [])]
             if fresh:
                 used.setdefault(kind, []).append(fresh[0])
+                score += 2
+            elif kind == "id" and previous and _result_field(previous, name) is not None:
                 score += 2
             elif name in required:
                 score -= 2

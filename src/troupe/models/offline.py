@@ -840,6 +840,8 @@ class OfflineModel(BaseLlm):
             return [types.Part(text=self._reject_to(peer))]
         request_stems = stems(own_words)
         request_stems |= stems(" ".join(_SYNONYM_STEMS.get(w, "") for w in request_stems))
+        request, _, previous = text.partition(_PREVIOUS_STEP)
+        request = _REFERENT_NOTE.sub(r" (\1)", request)  # what "it" is fills arguments
         best_name, best_score = None, 0
         for name, decl in tools.items():
             if not _may_call(name, own_words):
@@ -849,15 +851,15 @@ class OfflineModel(BaseLlm):
             score = 3 * _name_hits(request_stems, name_stems) + len(request_stems & desc_stems)
             if _says_name(own_words, name):
                 score += 3  # its name in so many words: "check in", not "check out"
-            score += argument_evidence(_schema(decl), text, decl.description)
+            # The values the step itself writes: an e-mail or an amount in
+            # the previous step's result is no sign of what this step does.
+            score += argument_evidence(_schema(decl), request, decl.description, previous)
             if score > best_score:
                 best_name, best_score = name, score
         if best_name is None:
             if _is_greeting(text) and not self.team:
                 return [types.Part(text=_greeting_reply(text))]
             return [types.Part(text=self._reject(own_words))]
-        request, _, previous = text.partition(_PREVIOUS_STEP)
-        request = _REFERENT_NOTE.sub(r" (\1)", request)  # what "it" is fills arguments
         schema = _schema(tools[best_name])
         args = fill_arguments(schema, request, previous or None, tools[best_name].description)
         if missing := [p for p in schema.get("required") or [] if p not in args]:
