@@ -459,6 +459,32 @@ def test_a_question_after_a_lookup_that_names_nothing_new_asks_about_its_thing(
     assert decision.candidates[0].name == "bookings"
 
 
+def test_a_short_question_that_refers_back_asks_about_the_step_before_s_thing(
+    encoder: Encoder,
+) -> None:
+    team = [
+        AgentProfile.build(
+            "supplies",
+            texts=["Sells packing supplies: boxes, tape, bubble wrap."],
+            keywords=["boxes", "tape", "sell"],
+            tool_names=["shop_list_supplies"],
+        ),
+        AgentProfile.build(
+            "units",
+            texts=["Quotes storage units: sizes and how much they cost a month."],
+            keywords=["how much", "unit", "price"],
+            tool_names=["units_quote"],
+        ),
+    ]
+    router = Router(team, encoder)
+
+    decision = router.decide("What boxes do you sell and how much are they?")
+
+    assert not decision.compound
+    assert decision.candidates[0].name == "supplies"
+    assert router.decide("What boxes do you sell, and what does a small unit cost?").compound
+
+
 @pytest.mark.parametrize(
     ("text", "agent"),
     [

@@ -722,6 +722,10 @@ _PLANNED_WITHIN = 3
 _WHICH_WORDS = _word_list("which_words")
 """Words that ask which one of several things someone has ("what plan am I on")."""
 _NAMING_WORDS = _word_list("naming_words")
+_BACK_REFERENCES = _word_list("back_references")
+_FOLLOW_UP_MAX_WORDS = 5
+"""The most words a question that only refers back (:data:`_BACK_REFERENCES`)
+has: "how much are they?"; a longer one may name its own thing."""
 _NAMING_MAX_WORDS = 5
 """The most words a part that only says what an identifier is has ("and my
 member number is KC1946682")."""
@@ -979,12 +983,17 @@ def _asks_about_it(part: str, ranked: Sequence[Candidate]) -> bool:
     """A question after a step that names nothing of its own ("can u chek my
     bookng SV-51034, whats the date and how many kids did we say"): no file,
     address or identifier, no name or number, and none of any agent's
-    keywords; it asks about the thing the step before looks up."""
+    keywords, or, in a few words, a word that refers back ("… and how much
+    are they?"); it asks about the thing the step before looks up."""
     cased = _after_joining(_WORD.findall(part))
     if not cased or cased[0].lower() not in _QUESTION_OPENERS or structures_in(part):
         return False
-    named = any(w[:1].isupper() or w[:1].isdigit() for w in cased[1:])
-    return not named and not any(c.keyword for c in ranked)
+    if any(w[:1].isupper() or w[:1].isdigit() for w in cased[1:]):
+        return False
+    refers = len(cased) <= _FOLLOW_UP_MAX_WORDS and any(
+        w.lower() in _BACK_REFERENCES for w in cased[1:]
+    )
+    return refers or not any(c.keyword for c in ranked)
 
 
 def _steps(parts: Sequence[str]) -> list[str]:
