@@ -12,7 +12,9 @@ has no ``cgroup.kill``, a process that left the command's process group
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,3 +115,36 @@ async def test_a_process_that_left_the_command_s_process_group_stops_with_the_co
         time.sleep(0.05)
     assert not _alive(escaped)
     assert not [f for f in real_groups.glob(f"troupe-{os.getpid()}-*") if f.is_dir()]
+
+
+def test_a_group_whose_troupe_process_was_killed_is_stopped_and_removed(
+    real_groups: Path,
+) -> None:
+    gone = os.fork()
+    if gone == 0:
+        os._exit(0)
+    os.waitpid(gone, 0)  # a troupe process killed mid-command: its pid is free now
+    left = real_groups / f"troupe-{gone}-0-cafe0001"
+    left.mkdir()
+    (left / "pids.max").write_text("16")
+    orphan = os.fork()
+    if orphan == 0:  # its command, still running with nobody to stop it
+        (left / "cgroup.procs").write_text("0")
+        time.sleep(60)
+        os._exit(0)
+    try:
+        deadline = time.time() + 5
+        while not (left / "cgroup.procs").read_text().split() and time.time() < deadline:
+            time.sleep(0.01)
+
+        sweep_stale_groups()
+
+        _, status = os.waitpid(orphan, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        assert not left.exists()
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(orphan, signal.SIGKILL)
+            os.waitpid(orphan, 0)
+        with contextlib.suppress(OSError):
+            left.rmdir()

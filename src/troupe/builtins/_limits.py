@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import math
 import os
+import re
 import resource
 import secrets
 import signal
@@ -147,6 +148,8 @@ class PidsGroup:
 
     @classmethod
     def create(cls, limit: int) -> PidsGroup | None:
+        if time.monotonic() - _last_sweep > SWEEP_EVERY_S:
+            sweep_stale_groups()
         for parent in _pids_parents():
             # The random part keeps a group left behind by a killed process whose
             # pid this process now has (pids come round) from taking this name.
@@ -177,15 +180,7 @@ class PidsGroup:
         group with ``setsid``, say) is killed by its pid.
         """
         os.close(self._procs)
-        with contextlib.suppress(OSError):
-            (self.folder / "cgroup.kill").write_text("1", encoding="ascii")
-        for _ in range(50):
-            try:
-                self.folder.rmdir()
-                return
-            except OSError:
-                _kill_members(self.folder)
-                time.sleep(0.01)
+        _stop_and_remove(self.folder)
 
 
 def _members(folder: Path) -> list[int] | None:
@@ -208,18 +203,69 @@ STALE_AFTER_S = 60.0
 could remove it: a live one is empty only for the moments around its command."""
 
 
+SWEEP_EVERY_S = 10.0
+"""How often making a group also sweeps the groups of troupe processes gone."""
+_last_sweep = 0.0
+
+
+def _owner_gone(folder: Path) -> bool:
+    """The troupe process that made ``folder`` (its pid is in the name) is not
+    running: no process has that pid, or the one that has it started after
+    the group was made (pids come round)."""
+    match = re.match(r"troupe-(\d+)-", folder.name)
+    if match is None or int(match.group(1)) == os.getpid():
+        return False
+    pid = int(match.group(1))
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        boot = next(
+            float(line.split()[1])
+            for line in Path("/proc/stat").read_text(encoding="ascii").splitlines()
+            if line.startswith("btime ")
+        )
+    except (OSError, IndexError, StopIteration):
+        return True
+    if fields[0] == "Z":
+        return True
+    started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    return started > folder.stat().st_mtime + 1.0
+
+
 def sweep_stale_groups() -> int:
-    """Remove the empty groups that killed troupe processes left behind; how many."""
+    """Remove the groups that killed troupe processes left behind; how many.
+
+    An empty group is removed once it is old (:data:`STALE_AFTER_S`). A group
+    whose troupe process is gone (killed with SIGKILL mid-command, which no
+    ``--die-with-parent`` survives reliably) is stopped first: its command
+    would otherwise run on with nobody to read it or bound its time.
+    """
+    global _last_sweep
+    _last_sweep = time.monotonic()
     removed = 0
     now = time.time()
     for parent in _pids_parents():
         with contextlib.suppress(OSError):
             for folder in parent.glob("troupe-*"):
                 with contextlib.suppress(OSError):
-                    if now - folder.stat().st_mtime > STALE_AFTER_S and _members(folder) == []:
+                    if _owner_gone(folder):
+                        _stop_and_remove(folder)
+                        removed += 1
+                    elif now - folder.stat().st_mtime > STALE_AFTER_S and _members(folder) == []:
                         folder.rmdir()
                         removed += 1
     return removed
+
+
+def _stop_and_remove(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        (folder / "cgroup.kill").write_text("1", encoding="ascii")
+    for _ in range(50):
+        try:
+            folder.rmdir()
+            return
+        except OSError:
+            _kill_members(folder)
+            time.sleep(0.01)
 
 
 def _pids_parents() -> list[Path]:
