@@ -257,6 +257,7 @@ def sweep_stale_groups() -> int:
 
 
 def _stop_and_remove(folder: Path) -> None:
+    """Stop every process in a group (``cgroup.kill``, else each by its pid) and remove it."""
     with contextlib.suppress(OSError):
         (folder / "cgroup.kill").write_text("1", encoding="ascii")
     for _ in range(50):

@@ -169,8 +169,7 @@ def argument_evidence(
             # A tool whose typed arguments the request gives (an order number,
             # an e-mail) beats one that would be called without them; one
             # value fills one parameter ("AC-47018" is not two postcodes).
-            shapes = described_shapes(props[name]) | shaped.get(name, frozenset())
-            values = _values(kind, text, shapes=shapes)
+            values = _values(kind, text, shapes=_shapes(name, props[name], shaped))
             fresh = [v for v in values if v not in used.get(kind, [])]
             if fresh:
                 used.setdefault(kind, []).append(fresh[0])
@@ -591,6 +590,12 @@ def _kind(name: str, prop: Any, shaped: dict[str, frozenset[str]]) -> str | None
     return _value_kind(name.lower(), prop) or _shaped_kind(prop, shaped.get(name))
 
 
+def _shapes(name: str, prop: Any, shaped: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The identifier shapes parameter ``name`` takes: those its own
+    description shows and those its tool's description gives it."""
+    return described_shapes(prop) | shaped.get(name, frozenset())
+
+
 def _shaped_kind(prop: Any, shapes: frozenset[str] | None) -> str | None:
     """ "id" for a parameter of text the tool's description gives a shape."""
     is_text = (prop or {}).get("type") in (None, "string", "STRING")
@@ -694,8 +699,7 @@ def fill_arguments(
             others = {w for n in props if n != name for w in labels[n]} - labels[name]
             # Two parameters of one kind take two values ("ST-12968 from
             # ITA-A2-01", "from 14:00 to 15:00"), the second the next one.
-            shapes = described_shapes(prop) | shaped.get(name, frozenset())
-            values = _values(kind, text, key, others, shapes)
+            values = _values(kind, text, key, others, _shapes(name, prop, shaped))
             if not values and kind == "id" and _takes_an_email(prop):
                 # "member number such as M-2041, or the member's e-mail"
                 values = _values("email", text)
