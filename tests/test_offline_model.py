@@ -14,6 +14,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.genai import types
 
 from troupe import Assistant, Config, OfflineModel, Tool, build_agent_tree, builtin_tools
+from troupe.prompts import TRANSFER_ARG, TRANSFER_TOOL, router_hint
 from troupe.runtime.events import Step, steps
 from troupe.testing import simplify
 
@@ -611,3 +612,53 @@ def test_a_plan_step_that_names_only_a_members_capability_goes_to_that_member() 
     steps = _plan("List the files in drafts/, then log an event saying how many there are.", team)
 
     assert [owner for _, owner in steps] == ["files", "diary"]
+
+
+def _orchestrator_target(team_tools: list[Tool], text: str, hint: str) -> str | None:
+    """Where the orchestrator's stand-in sends ``text`` given the router's ``hint``."""
+    root = build_agent_tree(Config(tools=team_tools, model="offline"))
+    assert isinstance(root, LlmAgent) and isinstance(root.model, OfflineModel)
+    transfer = types.FunctionDeclaration(
+        name=TRANSFER_TOOL,
+        parameters=types.Schema(
+            type=types.Type.OBJECT,
+            properties={TRANSFER_ARG: types.Schema(type=types.Type.STRING)},
+        ),
+    )
+    request = LlmRequest(
+        contents=[types.Content(role="user", parts=[types.Part(text=text)])],
+        config=types.GenerateContentConfig(
+            system_instruction=f"{root.instruction}\n\n{hint}",
+            tools=[types.Tool(function_declarations=[transfer])],
+        ),
+    )
+    (part,) = root.model.decide(request)
+    return str(part.function_call.args[TRANSFER_ARG]) if part.function_call else None
+
+
+TWO_MEMBERS = "hash notes.txt and then add a note to the knowledge base saying it is done"
+
+
+def test_where_the_router_saw_one_step_the_stand_in_follows_its_best_candidate(
+    team_tools: list[Tool],
+) -> None:
+    hint = router_hint([("vault", 0.5), ("librarian", 0.4)])
+
+    assert _orchestrator_target(team_tools, TWO_MEMBERS, hint) == "vault"
+
+
+def test_where_the_router_saw_parts_for_different_agents_the_stand_in_plans_its_steps(
+    team_tools: list[Tool],
+) -> None:
+    hint = router_hint([("vault", 0.5), ("librarian", 0.4)], steps=True)
+
+    assert _orchestrator_target(team_tools, TWO_MEMBERS, hint) == "planner"
+
+
+def test_parts_that_lean_elsewhere_but_are_one_members_steps_stay_with_it(
+    team_tools: list[Tool],
+) -> None:
+    hint = router_hint([("operator", 0.5), ("vault", 0.3)], steps=True)
+    text = "read notes.txt and then write 'done' to out.txt"
+
+    assert _orchestrator_target(team_tools, text, hint) == "operator"

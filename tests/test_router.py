@@ -17,6 +17,7 @@ import pytest
 from troupe import Config, build_agent_tree
 from troupe.errors import ConfigError
 from troupe.mcp import McpServer, close_toolsets
+from troupe.prompts import router_says_steps
 from troupe.routing.calibration import (
     CalibrationPoint,
     calibrate,
@@ -756,3 +757,13 @@ def test_a_german_question_for_the_state_of_a_thing_asks_for_no_explanation(
     from troupe.routing.router import asks_for_explanation
 
     assert asks_for_explanation(text) is explains
+
+
+def test_a_deferred_request_whose_parts_lean_to_different_agents_says_so_in_its_hint(
+    semantic_router: Router,
+) -> None:
+    decision = semantic_router.decide("read notes.txt and then remember what it says")
+
+    assert (decision.kind, decision.compound, decision.steps) == ("defer", False, True)
+    assert router_says_steps(decision.hint())
+    assert not router_says_steps(semantic_router.decide("list the files here").hint())

@@ -217,6 +217,10 @@ HINT_DIRECT = "It reads like a greeting or a general question: answer it yoursel
 HINT_NOBODY = (
     "No agent's work is named in it: if it needs a tool the team lacks, say it cannot be done here."
 )
+HINT_STEPS = (
+    "Its parts may be steps for different agents: if it asks for more than one "
+    "thing, the planner orders them."
+)
 
 
 def router_hint(
@@ -225,10 +229,16 @@ def router_hint(
     compound: bool = False,
     direct: bool = False,
     nobody: bool = False,
+    steps: bool = False,
 ) -> str:
     """The router's ranked candidates as a section of the orchestrator's instruction."""
     shown = ", ".join(f"{name} {score:.2f}" for name, score in candidates) or "none"
-    flags = ((compound, HINT_COMPOUND), (direct, HINT_DIRECT), (nobody, HINT_NOBODY))
+    flags = (
+        (compound, HINT_COMPOUND),
+        (direct, HINT_DIRECT),
+        (nobody, HINT_NOBODY),
+        (steps, HINT_STEPS),
+    )
     notes = [note for flag, note in flags if flag]
     return f"{ROUTER_HINT_HEADING}\n{_HINT_LINE}{shown}." + "".join(f" {n}" for n in notes)
 
@@ -255,6 +265,12 @@ def router_says_compound(system: str) -> bool:
     """True when the router hint in ``system`` says the request has steps for
     different agents."""
     return HINT_COMPOUND in _hint_line(system)
+
+
+def router_says_steps(system: str) -> bool:
+    """True when the router hint in ``system`` says the request's parts may be
+    steps for different agents, which it could not name."""
+    return HINT_STEPS in _hint_line(system)
 
 
 def router_says_nobody(system: str) -> bool:

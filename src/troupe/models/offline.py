@@ -748,8 +748,13 @@ class OfflineModel(BaseLlm):
         hinted = prompts.router_candidates(system)
         # Where the router scored the team and saw one step, its reading of
         # the request stands; only a request that asks for a plan goes to the
-        # planner then.
-        one_step = bool(hinted) and not prompts.router_says_compound(system)
+        # planner then. Where it saw parts that lean to different agents, the
+        # stand-in's own reading of the steps decides.
+        one_step = (
+            bool(hinted)
+            and not prompts.router_says_compound(system)
+            and not prompts.router_says_steps(system)
+        )
         if (planner := self._planner_for(text, excluded, one_step=one_step)) is not None:
             call = types.FunctionCall(name=TRANSFER_TOOL, args={TRANSFER_ARG: planner.name})
             return [types.Part(function_call=call)]

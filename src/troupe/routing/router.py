@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
 from importlib import resources
 from typing import Any, Literal
@@ -497,12 +497,18 @@ class RouteDecision:
     bar: float = 1.0
     """The share of the threshold this decision's confidence had to reach
     (:data:`NAMED_SHARE` when the request names the agent's work)."""
+    steps: bool = False
+    """The request orders steps ("..., then ...") that lean to different
+    agents, but not clearly enough for the router to name each step's (a
+    deferred decision only)."""
 
     def hint(self, limit: int = 3) -> str:
         """The candidates as a section of the orchestrator's instruction."""
         shown = [(c.name, c.score) for c in self.candidates[:limit]]
         direct = self.agent is None and not self.nobody
-        return router_hint(shown, compound=self.compound, direct=direct, nobody=self.nobody)
+        return router_hint(
+            shown, compound=self.compound, direct=direct, nobody=self.nobody, steps=self.steps
+        )
 
 
 def _tokens(text: str) -> list[str]:
@@ -1627,22 +1633,24 @@ class Router:
             # Parts joined by "and" of which one clearly leans to another agent
             # are not one agent's either ("find me a flight, and tell me what
             # 200 euros are in pounds").
-            steps_elsewhere = (elsewhere and bool(_SEQUENCE.search(text))) or (another and joined)
-            decisions.append(
-                self._judge(
-                    text,
-                    ranked,
-                    float(greeting[i]),
-                    float(question[i]),
-                    compound,
-                    steps_elsewhere=steps_elsewhere,
-                    stranger=partial(self._opens_with_a_stranger, text, translated[i]),
-                    refused=(float(refused[i, 0]), float(refused[i, 1])),
-                    own_refusal={
-                        p.name: float(refused[i, 2 + k]) for k, p in enumerate(self.profiles)
-                    },
-                )
+            ordered_elsewhere = elsewhere and bool(_SEQUENCE.search(text))
+            steps_elsewhere = ordered_elsewhere or (another and joined)
+            decision = self._judge(
+                text,
+                ranked,
+                float(greeting[i]),
+                float(question[i]),
+                compound,
+                steps_elsewhere=steps_elsewhere,
+                stranger=partial(self._opens_with_a_stranger, text, translated[i]),
+                refused=(float(refused[i, 0]), float(refused[i, 1])),
+                own_refusal={p.name: float(refused[i, 2 + k]) for k, p in enumerate(self.profiles)},
             )
+            if ordered_elsewhere and decision.kind == "defer" and not decision.nobody:
+                # Ordered steps that lean to different agents, though not
+                # clearly enough to name each step's: the model may split them.
+                decision = replace(decision, steps=True)
+            decisions.append(decision)
         return decisions
 
     @staticmethod
