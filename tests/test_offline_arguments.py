@@ -221,6 +221,18 @@ def test_a_plan_step_without_the_identifier_takes_it_from_the_result_before_it()
     assert args == {"group_code": "GRP-C2-04"}
 
 
+def test_a_date_in_a_plan_step_is_no_identifier_the_result_before_it_gives_that() -> None:
+    schema = {
+        "properties": {"ticket_id": {"type": "string"}, "date": {"type": "string"}},
+        "required": ["ticket_id", "date"],
+    }
+    previous = "ticket_id: RT-27514\nstatus: waiting for parts"
+
+    args = fill_arguments(schema, "book a technician's visit for it on 2026-04-28", previous)
+
+    assert args == {"ticket_id": "RT-27514", "date": "2026-04-28"}
+
+
 @pytest.mark.parametrize(
     ("text", "path"),
     [
@@ -452,6 +464,14 @@ def test_a_step_before_and_after_that_keeps_no_trailing_comma() -> None:
     steps = _own_steps("Cancel pickup PU-133349, and after that send me the open invoices.")
 
     assert steps == ["Cancel pickup PU-133349", "send me the open invoices"]
+
+
+def test_a_question_then_a_sentence_that_asks_for_more_are_two_steps() -> None:
+    from troupe.models.offline import _own_steps
+
+    steps = _own_steps("What's happening with claim CLM-46244? And add a note to it, please.")
+
+    assert steps == ["What's happening with claim CLM-46244", "And add a note to it, please"]
 
 
 def _fenced(description: str) -> str:

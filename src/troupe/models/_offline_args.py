@@ -349,6 +349,8 @@ def _identifiers(
     for match in _IDENTIFIER.finditer(text):
         if match.group(1).isdigit() and len(match.group(1)) < _SHORTEST_NUMBER_ID:
             continue  # "to 10 %", "for 2 nights": a quantity, not a reference
+        if _ISO_DATE.fullmatch(match.group(1)):
+            continue  # "on 2026-04-28": a date, which no reference is written as
         before = re.findall(r"[^\W\d_]+", text[: match.start()])[-1:]
         found.append((_plain_letters(before[0])[:4] if before else "", match.group(1)))
     named = [v for word, v in found if word in mine or _names_itself(v, mine)]

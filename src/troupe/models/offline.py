@@ -124,7 +124,7 @@ _SEQUENCE_WORDS = (
 """Words that put one step after another, in the five languages troupe is measured on.
 German puts "dann" and "danach" after the verb too ("und speichere danach ..."):
 alone they split only after a comma."""
-_SPLIT_STEPS = re.compile(rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|\.\s+)\s*", re.I)
+_SPLIT_STEPS = re.compile(rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|[.?!]\s+)\s*", re.I)
 # "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
 # URL ("https://") does not.
 _GOAL_COLON = re.compile(r":(?!//|\d)\s*")
