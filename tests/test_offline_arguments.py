@@ -638,3 +638,24 @@ def test_an_identifier_the_step_before_gave_counts_as_the_step_s_own() -> None:
     after = argument_evidence(schema, text, previous="customer_id: C-35129\ninvoices: 2")
 
     assert (alone, after) == (-2, 2)
+
+
+def test_an_error_that_quotes_the_refused_value_lists_the_values_it_takes() -> None:
+    from troupe.models._offline_args import named_value, values_an_error_lists
+
+    error = "method 'Pay it by card' is not one of: bancontact, bank transfer, card. (server said"
+
+    listed = values_an_error_lists(error, "Pay it by card")
+
+    assert listed == ["bancontact", "bank transfer", "card"]
+    assert named_value(listed, "Pay it by card") == "card"
+    assert named_value(["great-barn", "orangery"], "hold the Great Barn") == "great-barn"
+
+
+def test_an_error_about_another_value_lists_nothing_for_this_one() -> None:
+    from troupe.models._offline_args import values_an_error_lists
+
+    error = "method 'Pay INV-472030 by card' is not one of: bancontact, bank transfer, card."
+
+    assert values_an_error_lists(error, "INV-472030") == []
+    assert values_an_error_lists("ticket_id '2026-04-28' is not valid.", "2026-04-28") == []

@@ -633,7 +633,7 @@ def _orchestrator_target(team_tools: list[Tool], text: str, hint: str) -> str | 
         ),
     )
     (part,) = root.model.decide(request)
-    return str(part.function_call.args[TRANSFER_ARG]) if part.function_call else None
+    return str((part.function_call.args or {})[TRANSFER_ARG]) if part.function_call else None
 
 
 TWO_MEMBERS = "hash notes.txt and then add a note to the knowledge base saying it is done"
@@ -662,3 +662,82 @@ def test_parts_that_lean_elsewhere_but_are_one_members_steps_stay_with_it(
     text = "read notes.txt and then write 'done' to out.txt"
 
     assert _orchestrator_target(team_tools, text, hint) == "operator"
+
+
+def _after_a_refusal(calls: int) -> list[types.Part]:
+    """The stand-in's answer after ``calls`` calls of ``pay`` the tool refused."""
+    declared = types.FunctionDeclaration(
+        name="pay",
+        description="Pay an invoice.",
+        parameters=types.Schema(
+            type=types.Type.OBJECT,
+            properties={
+                "invoice_id": types.Schema(type=types.Type.STRING),
+                "method": types.Schema(type=types.Type.STRING),
+            },
+            required=["invoice_id", "method"],
+        ),
+    )
+    text = "Pay invoice INV-472030 by card"
+    args = {"invoice_id": "INV-472030", "method": text}
+    error = f"method '{text}' is not one of: bancontact, bank transfer, card."
+    contents = [types.Content(role="user", parts=[types.Part(text=text)])]
+    for i in range(calls):
+        call = types.FunctionCall(id=f"c{i}", name="pay", args=args)
+        answer = types.FunctionResponse(id=f"c{i}", name="pay", response={"error": error})
+        contents += [
+            types.Content(role="model", parts=[types.Part(function_call=call)]),
+            types.Content(role="user", parts=[types.Part(function_response=answer)]),
+        ]
+    request = LlmRequest(
+        contents=contents,
+        config=types.GenerateContentConfig(tools=[types.Tool(function_declarations=[declared])]),
+    )
+    return OfflineModel().decide(request)
+
+
+def test_a_tool_that_refuses_a_guessed_value_is_called_again_with_the_one_it_lists() -> None:
+    (part,) = _after_a_refusal(calls=1)
+
+    assert part.function_call is not None
+    assert part.function_call.args == {"invoice_id": "INV-472030", "method": "card"}
+
+
+def test_a_refused_call_is_tried_again_only_once() -> None:
+    (part,) = _after_a_refusal(calls=2)
+
+    assert part.function_call is None
+    assert "pay failed" in (part.text or "")
+
+
+def test_a_plan_step_that_stopped_for_a_second_approval_is_called_again() -> None:
+    from troupe.models.team_view import TeamRoute
+
+    team = [
+        TeamRoute(name="billing", keywords=("pay", "invoice")),
+        TeamRoute(name="contracts", keywords=("renew", "contract")),
+        TeamRoute(name="planner", keywords=("plan",), plans=True),
+    ]
+    planner = OfflineModel().serving("planner", team)
+    ask = {"request": "Pay invoice INV-472030 by card"}
+    stopped = {"error": "this step is not finished", "needs_approval": {"tool": "pay"}}
+    steps = [
+        types.FunctionDeclaration(name=name, description=f"{name} step")
+        for name in ("billing", "contracts")
+    ]
+    text = f"{ask['request']}, then renew contract MC-55611"
+    call = types.FunctionCall(id="s1", name="billing", args=ask)
+    answer = types.FunctionResponse(id="s1", name="billing", response=stopped)
+    request = LlmRequest(
+        contents=[
+            types.Content(role="user", parts=[types.Part(text=text)]),
+            types.Content(role="model", parts=[types.Part(function_call=call)]),
+            types.Content(role="user", parts=[types.Part(function_response=answer)]),
+        ],
+        config=types.GenerateContentConfig(tools=[types.Tool(function_declarations=steps)]),
+    )
+
+    (part,) = planner.decide(request)
+
+    assert part.function_call is not None
+    assert (part.function_call.name, part.function_call.args) == ("billing", ask)

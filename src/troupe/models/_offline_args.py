@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 from ..routing.router import WEB_DOMAINS
@@ -530,6 +531,53 @@ _WORDED_LIST = re.compile(
 "card, cash, bank transfer or paypal", "bath and brush, nail trim or de-shedding"."""
 _WORDED_ITEM_WORDS = 3
 """The most words one value of such a list has ("bath and brush")."""
+
+
+_ERROR_LIST_LEAD = re.compile(
+    r"(?:\bone of\b[^:]*?:?|\bsuch as\b|\b(?:are|is|use|try|give)\b|:)\s+", re.I
+)
+"""Where a tool's error starts listing the values it takes: "is not one of:
+card, cash", "the rooms are Maple, Hazel", "use great-barn, orangery"."""
+_ERROR_LIST_END = re.compile(r"\s*(?:\(server said|\.\s|\.$|;)", re.I)
+_ERROR_ITEM_WORDS = 4
+
+
+def values_an_error_lists(error: str, rejected: str) -> list[str]:
+    """The values a tool's ``error`` lists for the argument it refused,
+    ``rejected`` ("method 'by card please' is not one of: card, cash or bank
+    transfer"): the items of the list after the refused value, quoted, or
+    none when the error does not quote it or lists nothing."""
+    quoted = [f"{q}{rejected}{q}" for q in ("'", '"', "`")] if rejected else []
+    at, found = next(((error.find(q), q) for q in quoted if q in error), (-1, ""))
+    if at < 0:
+        return []  # the error quotes another value: not this argument's
+    tail = error[at + len(found) :]
+    comma = tail.find(",")
+    # The list starts after the last lead before its first comma: "is not
+    # one of: card, cash" lists from "card".
+    leads = [m for m in _ERROR_LIST_LEAD.finditer(tail) if comma < 0 or m.end() <= comma]
+    if comma < 0 or not leads:
+        return []
+    listed = _ERROR_LIST_END.split(tail[leads[-1].end() :], maxsplit=1)[0]
+    items = [
+        i.strip(" '\"`")
+        for i in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+", listed)
+        if i.strip(" '\"`")
+    ]
+    if len(items) > 1 and all(len(i.split()) <= _ERROR_ITEM_WORDS for i in items):
+        return items
+    return []
+
+
+def named_value(values: Sequence[str], text: str) -> str | None:
+    """The one of ``values`` that ``text`` names, written with spaces, hyphens
+    or underscores alike ("the Great Barn" for ``great-barn``), else None."""
+    said = f" {' '.join(re.findall(r'[a-z0-9]+', _plain_letters(text)))} "
+    for value in values:
+        spoken = " ".join(re.findall(r"[a-z0-9]+", _plain_letters(value)))
+        if spoken and f" {spoken} " in said:
+            return value
+    return None
 
 
 def listed_values(description: str | None) -> list[str]:

@@ -47,7 +47,14 @@ from ..routing.router import (
     tells_what_happened,
 )
 from ..tool_results import readable_result
-from ._offline_args import argument_evidence, fill_arguments, find_path, find_url
+from ._offline_args import (
+    argument_evidence,
+    fill_arguments,
+    find_path,
+    find_url,
+    named_value,
+    values_an_error_lists,
+)
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
 from .team_view import TeamRoute
@@ -124,7 +131,16 @@ _SEQUENCE_WORDS = (
 """Words that put one step after another, in the five languages troupe is measured on.
 German puts "dann" and "danach" after the verb too ("und speichere danach ..."):
 alone they split only after a comma."""
-_SPLIT_STEPS = re.compile(rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|[.?!]\s+)\s*", re.I)
+_ADDS_A_STEP = (
+    r"(?:and|also|then|und|dann|außerdem|ausserdem|et|puis|ensuite|aussi|y|luego|además"
+    r"|e|depois|também|poi|inoltre)\s"
+)
+"""Words that open a sentence after a question with one more step ("What's
+happening with claim CLM-46244? And add a note to it"); a sentence after a
+question that opens otherwise ("I'm customer C-35129") tells it more."""
+_SPLIT_STEPS = re.compile(
+    rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|\.\s+|\s?[?!]\s+(?={_ADDS_A_STEP}))\s*", re.I
+)
 # "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
 # URL ("https://") does not.
 _GOAL_COLON = re.compile(r":(?!//|\d)\s*")
@@ -632,6 +648,63 @@ def _turn_results(request: LlmRequest) -> list[types.FunctionResponse]:
     return list(last.values())
 
 
+def _error(response: types.FunctionResponse) -> str | None:
+    payload = response.response
+    error = payload.get("error") if isinstance(payload, dict) else None
+    return error if isinstance(error, str) and error else None
+
+
+def _settled(results: list[types.FunctionResponse]) -> list[types.FunctionResponse]:
+    """``results`` without a failed call that was tried again (see
+    :func:`_corrected_call`): the call that followed it stands for both."""
+    return [
+        r
+        for i, r in enumerate(results)
+        if _error(r) is None or not any(later.name == r.name for later in results[i + 1 :])
+    ]
+
+
+def _call_of(request: LlmRequest, response: types.FunctionResponse) -> types.FunctionCall | None:
+    """The call ``response`` answers: the one with its id, else the last of its tool."""
+    calls = [
+        p.function_call
+        for content in request.contents
+        for p in content.parts or []
+        if p.function_call is not None and p.function_call.name == response.name
+    ]
+    same = [c for c in calls if response.id and c.id == response.id]
+    return (same or calls)[-1] if calls else None
+
+
+def _corrected_call(
+    text: str, request: LlmRequest, tools: dict[str, types.FunctionDeclaration]
+) -> types.FunctionCall | None:
+    """The last call again, once, when its tool refused an argument whose
+    accepted values its error lists and the request names one of them
+    ("method 'Pay the 17.91 by card' is not one of: bancontact, bank
+    transfer, card" -> card): what the stand-in guessed from the request's
+    words, the tool's own answer corrects. None otherwise."""
+    done = _turn_results(request)
+    last = done[-1] if done else None
+    error = _error(last) if last is not None else None
+    if last is None or error is None or last.name not in tools:
+        return None
+    if sum(r.name == last.name for r in done) > 1:
+        return None  # tried again once already
+    call = _call_of(request, last)
+    if call is None or call.name is None:
+        return None
+    own_words = _REFERENT_NOTE.sub("", text.split(_PREVIOUS_STEP, 1)[0])
+    args = dict(call.args or {})
+    for name, value in args.items():
+        if not isinstance(value, str):
+            continue
+        fixed = named_value(values_an_error_lists(error, value), own_words)
+        if fixed is not None and fixed != value:
+            return types.FunctionCall(name=call.name, args={**args, name: fixed})
+    return None
+
+
 def _payload(response: types.FunctionResponse) -> Any:
     payload = response.response or {}
     if isinstance(payload, dict) and set(payload) == {"result"}:
@@ -650,8 +723,34 @@ def _step_results(request: LlmRequest, team_tools: set[str]) -> list[tuple[str, 
             payload = response.response or {}
             if isinstance(payload, dict) and set(payload) == {"result"}:
                 payload = payload["result"]
+            if _unfinished(payload):
+                continue  # called again (see _step_again): the next result is the step's
             found.append((str(response.name), readable_result(payload, _RESULT_LIMIT)))
     return found
+
+
+def _unfinished(payload: Any) -> bool:
+    """A step's result that says it stopped to ask for one more approval."""
+    return isinstance(payload, dict) and bool(payload.get("needs_approval"))
+
+
+def _step_again(request: LlmRequest, team_tools: set[str]) -> types.FunctionCall | None:
+    """The last step's call once more, when its result says it stopped for one
+    more approval (a step whose call needs a second one): asked again, it asks
+    for it, and what already ran does not run again."""
+    last = next(
+        (
+            part.function_response
+            for content in reversed(request.contents)
+            for part in reversed(content.parts or [])
+            if part.function_response is not None and part.function_response.name in team_tools
+        ),
+        None,
+    )
+    if last is None or not _unfinished(_payload(last)):
+        return None
+    call = _call_of(request, last)
+    return types.FunctionCall(name=call.name, args=call.args) if call is not None else None
 
 
 class OfflineModel(BaseLlm):
@@ -711,9 +810,11 @@ class OfflineModel(BaseLlm):
         failed_transfer = bool(results) and all(r.name == TRANSFER_TOOL for r in results)
         if results and not failed_transfer:
             tools = {n: d for n, d in decls.items() if n != TRANSFER_TOOL}
+            if (retry := _corrected_call(text, request, tools)) is not None:
+                return [types.Part(function_call=retry)]
             if (step := self._next_step(text, request, tools)) is not None:
                 return step
-            return [types.Part(text=self._report(_turn_results(request) or results))]
+            return [types.Part(text=self._report(_settled(_turn_results(request)) or results))]
         offered = offered_agents(request.config.response_schema)
         if self._is_root() and offered is not None:
             return [types.Part(text=self._choose(text, offered, request))]
@@ -827,7 +928,7 @@ class OfflineModel(BaseLlm):
         if not tools or _PREVIOUS_STEP in text:
             return None  # a plan step is one step: the planner orders the rest
         steps = _own_steps(text)
-        done = _turn_results(request)
+        done = _settled(_turn_results(request))
         if len(steps) < 2 or len(done) >= len(steps):
             return None
         if any(isinstance(r.response, dict) and r.response.get("error") for r in done):
@@ -907,6 +1008,8 @@ class OfflineModel(BaseLlm):
         steps = _plan(text, team)
         if _asks_plan_only(text) or not steps:
             return [types.Part(text=_plan_text(steps))]
+        if (again := _step_again(request, team_tools)) is not None:
+            return [types.Part(function_call=again)]
         done = _step_results(request, team_tools)
         if len(done) < len(steps):
             step, owner = steps[len(done)]
