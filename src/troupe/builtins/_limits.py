@@ -23,6 +23,7 @@ a person may approve (never ``--approve auto``), as ``troupe tree`` says.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 import os
@@ -218,17 +219,23 @@ def _owner_gone(folder: Path) -> bool:
     pid = int(match.group(1))
     try:
         fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
-        boot = next(
-            float(line.split()[1])
-            for line in Path("/proc/stat").read_text(encoding="ascii").splitlines()
-            if line.startswith("btime ")
-        )
+        boot = _boot_time()
     except (OSError, IndexError, StopIteration):
         return True
     if fields[0] == "Z":
         return True
     started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
     return started > folder.stat().st_mtime + 1.0
+
+
+@functools.cache
+def _boot_time() -> float:
+    """When the machine booted (``btime`` in ``/proc/stat``), in seconds since the epoch."""
+    return next(
+        float(line.split()[1])
+        for line in Path("/proc/stat").read_text(encoding="ascii").splitlines()
+        if line.startswith("btime ")
+    )
 
 
 def sweep_stale_groups() -> int:

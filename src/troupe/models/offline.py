@@ -648,10 +648,10 @@ def _turn_results(request: LlmRequest) -> list[types.FunctionResponse]:
     return list(last.values())
 
 
-def _error(response: types.FunctionResponse) -> str | None:
+def _error(response: types.FunctionResponse) -> Any:
+    """The error a tool's result carries, or None when it ran without one."""
     payload = response.response
-    error = payload.get("error") if isinstance(payload, dict) else None
-    return error if isinstance(error, str) and error else None
+    return (payload.get("error") if isinstance(payload, dict) else None) or None
 
 
 def _settled(results: list[types.FunctionResponse]) -> list[types.FunctionResponse]:
@@ -687,7 +687,7 @@ def _corrected_call(
     done = _turn_results(request)
     last = done[-1] if done else None
     error = _error(last) if last is not None else None
-    if last is None or error is None or last.name not in tools:
+    if last is None or not isinstance(error, str) or last.name not in tools:
         return None
     if sum(r.name == last.name for r in done) > 1:
         return None  # tried again once already
@@ -720,9 +720,7 @@ def _step_results(request: LlmRequest, team_tools: set[str]) -> list[tuple[str, 
             response = part.function_response
             if response is None or response.name not in team_tools:
                 continue
-            payload = response.response or {}
-            if isinstance(payload, dict) and set(payload) == {"result"}:
-                payload = payload["result"]
+            payload = _payload(response)
             if _unfinished(payload):
                 continue  # called again (see _step_again): the next result is the step's
             found.append((str(response.name), readable_result(payload, _RESULT_LIMIT)))
@@ -931,7 +929,7 @@ class OfflineModel(BaseLlm):
         done = _settled(_turn_results(request))
         if len(steps) < 2 or len(done) >= len(steps):
             return None
-        if any(isinstance(r.response, dict) and r.response.get("error") for r in done):
+        if any(_error(r) is not None for r in done):
             return None
         previous = readable_result(_payload(done[-1]), _RESULT_LIMIT)
         parts = self._act(f"{steps[len(done)]}{_PREVIOUS_STEP}{previous}", tools)
