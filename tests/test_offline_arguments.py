@@ -659,3 +659,43 @@ def test_an_error_about_another_value_lists_nothing_for_this_one() -> None:
 
     assert values_an_error_lists(error, "INV-472030") == []
     assert values_an_error_lists("ticket_id '2026-04-28' is not valid.", "2026-04-28") == []
+
+
+def test_a_value_in_the_shape_of_its_descriptions_example_fills_the_parameter() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"username": {"type": "string"}, "mac": {"type": "string"}},
+        "required": ["username", "mac"],
+    }
+    schema["properties"]["mac"]["description"] = "The device's MAC address, e.g. 3C:22:FB:9A:10:7E"
+    described = "Register a device for a university account (username such as mk2291)."
+
+    args = fill_arguments(
+        schema, "please add 00:1A:2B:3C:4D:5E to my devices, I'm tob1156", None, described
+    )
+
+    assert args == {"username": "tob1156", "mac": "00:1A:2B:3C:4D:5E"}
+
+
+def test_a_parameter_with_an_example_is_asked_for_not_filled_with_the_request() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"username": {"type": "string"}},
+        "required": ["username"],
+    }
+    described = "Unlock a university account (username such as mk2291)."
+
+    args = fill_arguments(schema, "my account is locked, can you unlock it?", None, described)
+
+    assert args == {}  # asked for: the request's own words are no username
+
+
+def test_a_request_that_writes_the_example_shaped_value_is_evidence_for_the_tool() -> None:
+    schema: dict[str, Any] = {
+        "properties": {"username": {"type": "string"}},
+        "required": ["username"],
+    }
+    described = "Unlock a university account (username such as mk2291)."
+
+    given = argument_evidence(schema, "unlock fa1190 please", described)
+    not_given = argument_evidence(schema, "unlock my account please", described)
+
+    assert given > not_given

@@ -13,7 +13,16 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.base_tool import BaseTool
 from google.genai import types
 
-from troupe import Assistant, Config, OfflineModel, Tool, build_agent_tree, builtin_tools
+from troupe import (
+    AgentSpec,
+    Assistant,
+    Config,
+    OfflineModel,
+    Tool,
+    Topology,
+    build_agent_tree,
+    builtin_tools,
+)
 from troupe.prompts import TRANSFER_ARG, TRANSFER_TOOL, router_hint
 from troupe.runtime.events import Step, steps
 from troupe.testing import simplify
@@ -741,3 +750,46 @@ def test_a_plan_step_that_stopped_for_a_second_approval_is_called_again() -> Non
 
     assert part.function_call is not None
     assert (part.function_call.name, part.function_call.args) == ("billing", ask)
+
+
+def _order_tool(name: str, doc: str) -> Tool:
+    def order_tool(order_id: str) -> dict[str, Any]:
+        return {"order_id": order_id}
+
+    return Tool(name=name, description=doc, func=order_tool)
+
+
+def test_between_two_tools_that_fit_as_well_the_specialist_reads_rather_than_changes() -> None:
+    tools = [
+        _order_tool("orders_change_order", "Change an order's items."),
+        _order_tool("orders_lookup_order", "Look up an order's status and items."),
+    ]
+    topology = Topology(
+        name="shop",
+        agents=(
+            AgentSpec(
+                name="orders",
+                description="Order lookups and changes.",
+                capabilities={"orders_": "orders"},
+                prefixes=("orders_",),
+                keywords=("order",),
+            ),
+        ),
+    )
+    team = build_agent_tree(Config(tools=tools, topology=topology, model="offline"))
+    agent = next(a for a in team.sub_agents if a.name == "orders")
+    assert isinstance(agent, LlmAgent) and isinstance(agent.model, OfflineModel)
+    declared = [
+        d
+        for t in agent.tools
+        if isinstance(t, BaseTool) and (d := t._get_declaration()) is not None
+    ]
+    text = "Order 44120 was meant to arrive yesterday. Can you check on it?"
+    request = LlmRequest(
+        contents=[types.Content(role="user", parts=[types.Part(text=text)])],
+        config=types.GenerateContentConfig(tools=[types.Tool(function_declarations=declared)]),
+    )
+
+    call = agent.model.decide(request)[0].function_call
+
+    assert call is not None and call.name == "orders_lookup_order"

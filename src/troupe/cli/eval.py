@@ -101,6 +101,15 @@ def eval_command(
             "web steps should run where there is no network.",
         ),
     ] = WebMode.live,
+    end_to_end: Annotated[
+        bool,
+        typer.Option(
+            "--end-to-end",
+            help="Run every request to its end, every approval granted, and also score "
+            "whether its agent ran one of its own tools without an error (the End to end "
+            "column), not only where it was routed. Slower: every tool runs.",
+        ),
+    ] = False,
     log: Annotated[
         Path | None,
         typer.Option(
@@ -137,6 +146,7 @@ def eval_command(
                 stub_tools=stub_tools,
                 files=files,
                 web=web,
+                end_to_end=end_to_end,
             )
     except TroupeError as exc:
         raise fail(exc) from None
@@ -172,6 +182,7 @@ def _run(
     stub_tools: bool = False,
     files: Path | None = None,
     web: WebMode = WebMode.live,
+    end_to_end: bool = False,
 ) -> tuple[dict[str, Any], bool]:
     """The report, and whether the environment gives a terminal width (COLUMNS)."""
     from ..config import router_mode
@@ -209,13 +220,20 @@ def _run(
         start = time.perf_counter()
         with _progress(len(cases), label) as advance, _web(web):
             results = asyncio.run(
-                _evaluate(root, cases, concurrency=concurrency, on_result=lambda _: advance())
+                _evaluate(
+                    root,
+                    cases,
+                    concurrency=concurrency,
+                    on_result=lambda _: advance(),
+                    end_to_end=end_to_end,
+                )
             )
     report = build_report(
         results,
         model=f"{label}, router {router_mode(team_config)}, "
         + ("stub tools" if stub_tools else "built-in tools")
-        + (", web stand-in" if web is WebMode.stand_in else ""),
+        + (", web stand-in" if web is WebMode.stand_in else "")
+        + (", end to end" if end_to_end else ""),
         dataset=_dataset_label(dataset),
         concurrency=concurrency,
         wall_s=time.perf_counter() - start,
@@ -225,7 +243,12 @@ def _run(
 
 
 async def _evaluate(
-    root: Any, cases: Any, *, concurrency: int, on_result: Callable[[Any], None]
+    root: Any,
+    cases: Any,
+    *,
+    concurrency: int,
+    on_result: Callable[[Any], None],
+    end_to_end: bool = False,
 ) -> Any:
     """The evaluation, then the model provider's clients and the browser closed
     in the same event loop."""
@@ -234,7 +257,9 @@ async def _evaluate(
     from ..models.clients import close_model_clients
 
     try:
-        return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
+        return await evaluate_cases(
+            root, cases, concurrency=concurrency, on_result=on_result, end_to_end=end_to_end
+        )
     finally:
         await close_model_clients()
         await close_shared_browser()

@@ -39,12 +39,13 @@ def _team_line(team: dict[str, Any]) -> str:
 
 
 def _metrics_table(table_id: str, rows: list[dict[str, Any]], overall: dict[str, Any]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for _, h in METRIC_COLUMNS)
+    columns = [(k, h) for k, h in METRIC_COLUMNS if k in overall]
+    head = "".join(f"<th>{escape(h)}</th>" for _, h in columns)
     body = []
     for row, css in [*((r, "") for r in rows), (overall, "overall")]:
         cells = "".join(
             f'<td class="num" data-key="{k}">{escape(format_cell(k, row[k]))}</td>'
-            for k, _ in METRIC_COLUMNS
+            for k, _ in columns
         )
         body.append(f'<tr class="{css}"><th>{escape(row["name"])}</th>{cells}</tr>')
     return f'<table id="{table_id}"><tr><th>Expected</th>{head}</tr>{"".join(body)}</table>'

@@ -77,6 +77,7 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("requests", "Requests"),
     ("correct", "Correct"),
     ("accuracy", "Accuracy"),
+    ("done_share", "End to end"),
     ("invalid_names", "Invalid"),
     ("repairs", "Repairs"),
     ("errors", "Errors"),
@@ -87,12 +88,13 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("router_coverage", "Router cov"),
     ("router_precision", "Router prec"),
 )
-"""The columns of a score row, in table order: (key, heading)."""
+"""The columns of a score row, in table order: (key, heading). End to end
+shows only in a report whose requests all ran to their end."""
 
 
 def format_cell(key: str, value: Any) -> str:
     """One score value as text, the same in the terminal and the HTML page."""
-    if key in ("accuracy", "router_coverage", "router_precision"):
+    if key in ("accuracy", "done_share", "router_coverage", "router_precision"):
         return format_pct(float(value))
     if isinstance(value, float):
         return f"{value:.1f}" if key.startswith(("latency", "tokens")) else f"{value:.2f}"
@@ -142,6 +144,7 @@ def append_run_log(report: dict[str, Any], path: Path) -> None:
         "dataset": report["dataset"],
         "requests": report["requests"],
         "accuracy": overall["accuracy"],
+        **({"done_share": overall["done_share"]} if "done_share" in overall else {}),
         "router_coverage": overall["router_coverage"],
         "router_precision": overall["router_precision"],
     }

@@ -122,6 +122,10 @@ class RequestResult:
     """The turn's last visible answer (kept for ``cannot`` requests and compound ones)."""
     planner: str | None = None
     """The team's planning agent, when it has one: a right route for a compound request."""
+    to_the_end: bool = False
+    """The turn ran to its end, every approval granted (a compound request
+    always; every request with ``troupe eval --end-to-end``), so :attr:`done`
+    can say whether the work was done, not only where it went."""
 
     @property
     def router_decided(self) -> bool:
@@ -177,6 +181,19 @@ class RequestResult:
         return self.routed is not None and self.routed in self.expected
 
     @property
+    def done(self) -> bool | None:
+        """True when the request's work was done, end to end: as :attr:`correct`,
+        and for a single-agent request also one of its agent's own tools ran
+        without an error (a route to the right agent whose call failed, or that
+        answered without calling anything, is not the work). None when the
+        turn was closed at the routing decision, so nobody knows."""
+        if self.steps or self.label in (CANNOT, DIRECT):
+            return self.correct
+        if not self.to_the_end:
+            return None
+        return self.correct and any(run.ok and run.agent in self.expected for run in self.runs)
+
+    @property
     def total_tokens(self) -> int:
         """Prompt plus output tokens."""
         return self.prompt_tokens + self.output_tokens
@@ -190,6 +207,7 @@ class RequestResult:
             "lang": self.lang,
             "routed": self.routed,
             "correct": self.correct,
+            "done": self.done,
             "routed_right": self.routed_right,
             "invalid_names": list(self.invalid_names),
             "repairs": [list(pair) for pair in self.repairs],

@@ -6,7 +6,9 @@ topology, MCP servers and remote agents, over the built-in tools in a scratch
 workspace).
 A single-agent request is scored on its routing decision, so its run is closed
 as soon as the orchestrator has transferred (to the target actually used, after
-any repair) or answered directly. A compound request runs to its end, every
+any repair) or answered directly; with ``end_to_end`` it runs to its end too,
+and is also scored on whether its agent ran one of its own tools without an
+error (``RequestResult.done``). A compound request runs to its end, every
 approval granted, and is scored on which agents actually ran a tool without
 an error, in order: a plan that was written but not carried out does not count.
 """
@@ -145,10 +147,12 @@ async def evaluate_case(
     session_id: str,
     *,
     timeout_s: float = REQUEST_TIMEOUT_S,
+    end_to_end: bool = False,
 ) -> RequestResult:
     """Send one request and record where the orchestrator routed it and, for a
-    compound request, which agents ran a tool before the turn ended (within
-    ``timeout_s``; past it the request is a failure)."""
+    compound request (every request with ``end_to_end``), which agents ran a
+    tool before the turn ended, every approval granted (within ``timeout_s``;
+    past it the request is a failure)."""
     valid = set(assistant.agent_names)
     root_name = assistant.root_agent.name
     result = RequestResult(
@@ -162,7 +166,8 @@ async def evaluate_case(
             (a.name for a in assistant.root_agent.sub_agents if getattr(a, "plans", False)), None
         ),
     )
-    to_the_end = bool(case.steps)
+    to_the_end = bool(case.steps) or end_to_end
+    result.to_the_end = to_the_end
     turns: list[TurnRecord] = []
     reported_calls = 0
     assistant.last_turn = None
@@ -251,8 +256,10 @@ async def evaluate_cases(
     *,
     concurrency: int = 1,
     on_result: Callable[[RequestResult], None] | None = None,
+    end_to_end: bool = False,
 ) -> list[RequestResult]:
-    """Evaluate ``cases`` against the tree ``root``, ``concurrency`` at a time.
+    """Evaluate ``cases`` against the tree ``root``, ``concurrency`` at a time
+    (with ``end_to_end``, every request runs to its end: see :func:`evaluate_case`).
 
     Results come back in the order of ``cases``.
 
@@ -270,7 +277,9 @@ async def evaluate_cases(
         while state.abort is None and state.next_index < len(cases):
             index = state.next_index
             state.next_index += 1
-            result = await evaluate_case(assistant, cases[index], f"eval-{index}")
+            result = await evaluate_case(
+                assistant, cases[index], f"eval-{index}", end_to_end=end_to_end
+            )
             state.results[index] = result
             state.finished.append(result)
             if on_result is not None:
@@ -300,6 +309,7 @@ async def run_evaluation(
     config: Config | None = None,
     concurrency: int = 1,
     on_result: Callable[[RequestResult], None] | None = None,
+    end_to_end: bool = False,
 ) -> list[RequestResult]:
     """Evaluate ``cases`` on the team ``config`` configures (its topology, tools,
     MCP servers and remote agents), or, without a config, on the default
@@ -314,7 +324,9 @@ async def run_evaluation(
     else:
         root = build_eval_tree(model, tools=tools, api_base=api_base, router=router)
     check_labels(cases, root)
-    return await evaluate_cases(root, cases, concurrency=concurrency, on_result=on_result)
+    return await evaluate_cases(
+        root, cases, concurrency=concurrency, on_result=on_result, end_to_end=end_to_end
+    )
 
 
 async def _settle(

@@ -43,6 +43,16 @@ def group_score(name: str, results: Sequence[RequestResult]) -> dict[str, Any]:
     correct = sum(r.correct for r in results)
     latencies = [r.latency_ms for r in results]
     decided = [r for r in results if r.router_decided]
+    done = [r.done for r in results]
+    end_to_end = (
+        # Only when every request ran to its end: a share of some is no figure.
+        {
+            "done": sum(bool(d) for d in done),
+            "done_share": round(sum(bool(d) for d in done) / count, SHARE_DIGITS),
+        }
+        if count and all(d is not None for d in done)
+        else {}
+    )
     return {
         "name": name,
         "requests": count,
@@ -64,6 +74,7 @@ def group_score(name: str, results: Sequence[RequestResult]) -> dict[str, Any]:
             if decided
             else 0.0
         ),
+        **end_to_end,
     }
 
 

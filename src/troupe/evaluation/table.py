@@ -32,6 +32,8 @@ def score_tables(report: dict[str, Any], width: int = 200) -> list[Table]:
     groups: list[list[tuple[str, str]]] = [[]]
     used = first
     for key, heading in METRIC_COLUMNS:
+        if key not in report["overall"]:
+            continue
         needed = _column_width(heading, [format_cell(key, row[key]) for row in rows])
         if groups[-1] and used + needed > width:
             groups.append([])
@@ -82,12 +84,16 @@ def breakdown_table(title: str, rows: list[dict[str, Any]]) -> Table:
     table.add_column("Requests", justify="right")
     table.add_column("Correct", justify="right")
     table.add_column("Accuracy", justify="right")
+    end_to_end = all("done_share" in row for row in rows)
+    if end_to_end:
+        table.add_column("End to end", justify="right")
     for row in rows:
         table.add_row(
             _shown(row["name"]),
             str(row["requests"]),
             str(row["correct"]),
             format_pct(row["accuracy"]),
+            *((format_pct(row["done_share"]),) if end_to_end else ()),
         )
     return table
 

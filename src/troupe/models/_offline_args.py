@@ -179,6 +179,8 @@ def argument_evidence(
                 score += 2
             elif name in required:
                 score -= 2
+        elif name in required and example_values(name, props[name], described, text):
+            score += 2  # "username such as mk2291", and the request writes one
     return score
 
 
@@ -279,6 +281,58 @@ def tool_shapes(described: str | None, props: dict[str, Any]) -> dict[str, froze
                     found.setdefault(named[0], set()).add(match.group(1).lower())
                 break
     return {name: frozenset(shapes) for name, shapes in found.items()}
+
+
+_EXAMPLE = re.compile(
+    r"\b(?:such as|e\.g\.|eg|for example|for instance|like)\s+"
+    r"(?![\"'])([A-Za-z0-9]+(?:[:.-][A-Za-z0-9]+)*)(?![\w])"
+)
+"""A value a description shows as an example ("username such as mk2291",
+"MAC address, e.g. 3C:22:FB:9A:10:7E")."""
+_EXAMPLE_REACH = 3
+"""How many words before an example in a tool's description the parameter's
+name may be ("a university account (username such as mk2291)")."""
+
+
+def _example_pattern(example: str) -> str | None:
+    """A pattern for values written like ``example``: each part between its
+    separators keeps its runs of letters and of digits, give or take one
+    character each ("mk2291": two letters and four digits, so "tob1156"
+    too); a part of one or two characters is any such letters or digits
+    ("3C:22:FB" for a MAC address). An example with no digit names a word,
+    not a shape, and gives none."""
+    if not any(c.isdigit() for c in example) or len(example) < 4:
+        return None
+    pieces = []
+    for part in re.split(r"([:.-])", example):
+        if part in (":", ".", "-"):
+            pieces.append(re.escape(part))
+        elif len(part) <= 2:
+            pieces.append(f"[A-Za-z0-9]{{{len(part)}}}")
+        else:
+            for run in re.findall(r"[A-Za-z]+|\d+", part):
+                cls = "\\d" if run[0].isdigit() else "[A-Za-z]"
+                pieces.append(f"{cls}{{{max(1, len(run) - 1)},{len(run) + 1}}}")
+    return r"(?<![\w:.-])" + "".join(pieces) + r"(?![\w:-]|\.\w)"
+
+
+def example_values(name: str, prop: Any, described: str | None, text: str) -> list[str] | None:
+    """The values ``text`` writes in the shape of the example the parameter's
+    description gives, or its tool's description beside its name ("username
+    such as mk2291"); None when neither shows one."""
+    labels = _label_words(name)
+    patterns = [
+        p for m in _EXAMPLE.finditer(_description(prop)) if (p := _example_pattern(m.group(1)))
+    ]
+    tool_text = _unfenced(described or "")
+    for m in _EXAMPLE.finditer(tool_text):
+        before = re.findall(r"[^\W\d_]+", tool_text[: m.start()])[-_EXAMPLE_REACH:]
+        named = labels and any(_plain_letters(w)[:4] in labels for w in before)
+        if named and (pattern := _example_pattern(m.group(1))):
+            patterns.append(pattern)
+    if not patterns:
+        return None
+    return [v.group(0) for pattern in patterns for v in re.finditer(pattern, text)]
 
 
 def _value_kind(key: str, prop: Any) -> str | None:
@@ -787,6 +841,12 @@ def fill_arguments(
                 # Values the tool lists are the only ones it takes: one the
                 # request names ("a child seat"), or it is asked for.
                 value = _choice(listed, text)
+            elif (shown := example_values(name, prop, described, text)) is not None:
+                # A value in the shape of its example ("such as mk2291"), or
+                # one written after the parameter's name, or it is asked
+                # for: the request's words are not one.
+                value = next((v for v in shown if v not in args.values()), None)
+                value = value or _labelled_word(key, text)  # "mac A4-83-E7-2B-5C-19"
             else:
                 whose = key.endswith("name") and key not in _NAME_PARAMS
                 value = (

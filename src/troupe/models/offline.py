@@ -592,6 +592,16 @@ def _may_call(tool: str, request: str) -> bool:
     return not (parts & set(_CHANGES) and _asks_what(request))
 
 
+_EFFECTS = (*_CHANGES, *_DESTRUCTIVE)
+"""Every word of a tool's name that marks an effect (see :func:`_reads`)."""
+
+
+def _reads(tool: str) -> bool:
+    """``tool``'s name says no change: no word of :data:`_CHANGES` or
+    :data:`_DESTRUCTIVE` ("lookup_order", not "change_order_item")."""
+    return not set(words(tool.replace("_", " "))) & set(_EFFECTS)
+
+
 def _says_name(request: str, tool: str) -> bool:
     """``request`` says ``tool``'s name, or its name after its prefix, as a
     phrase of two words or more ("check in" for ``lend_check_in``)."""
@@ -946,18 +956,27 @@ class OfflineModel(BaseLlm):
         request_stems |= stems(" ".join(_SYNONYM_STEMS.get(w, "") for w in request_stems))
         request, _, previous = text.partition(_PREVIOUS_STEP)
         request = _REFERENT_NOTE.sub(r" (\1)", request)  # what "it" is fills arguments
-        best_name, best_score = None, 0
+        best_name, best_score = None, 0.0
+        # "cancel my held job": a request that says an effect in so many
+        # words ("booking" or "address" say none).
+        asks_a_change = bool(set(words(own_words)) & set(_EFFECTS))
         for name, decl in tools.items():
             if not _may_call(name, own_words):
                 continue
             name_stems = stems(name.replace("_", " "))
             desc_stems = stems(decl.description or "")
-            score = 3 * _name_hits(request_stems, name_stems) + len(request_stems & desc_stems)
+            score: float = 3 * _name_hits(request_stems, name_stems)
+            score += len(request_stems & desc_stems)
             if _says_name(own_words, name):
                 score += 3  # its name in so many words: "check in", not "check out"
             # The values the step itself writes: an e-mail or an amount in
             # the previous step's result is no sign of what this step does.
             score += argument_evidence(_schema(decl), request, decl.description, previous)
+            if score > 0 and _reads(name) and not asks_a_change:
+                # Between two tools the request fits as well, the one that
+                # changes nothing ("check on order 44120": look it up, not
+                # change its items), unless the request names a change.
+                score += 0.5
             if score > best_score:
                 best_name, best_score = name, score
         if best_name is None:
