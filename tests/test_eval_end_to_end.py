@@ -109,3 +109,37 @@ def test_the_report_shows_end_to_end_only_when_every_request_ran_to_its_end(
     assert end_to_end["overall"]["done_share"] == 1.0
     assert end_to_end["results"][0]["runs"][0][:2] == ["operator", "exec_shell"]
     assert str(end_to_end["model"]).endswith("end to end")
+
+
+async def test_a_request_for_a_plan_counts_when_the_planner_wrote_the_plan() -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="planner"),
+            "1. list the branches 2. delete the merged ones 3. tell the team",
+        ]
+    )
+    case = RoutingCase("Make a plan to clean up our git branches", ("planner",), "plain", "en")
+
+    [result] = await run_evaluation(
+        [case], model=model, tools=stub_tools(), router="off", end_to_end=True
+    )
+
+    assert (result.routed, result.runs, result.done) == ("planner", [], True)
+
+
+async def test_a_request_for_a_plan_handed_out_step_by_step_is_not_the_plan() -> None:
+    model = ScriptedModel(
+        replies=[
+            call("transfer_to_agent", agent_name="planner"),
+            call("operator", request="Make a plan to clean up our git branches"),
+            "I have no plan for that.",
+            "Done, step by step: 1. (operator) I have no plan for that.",
+        ]
+    )
+    case = RoutingCase("Make a plan to clean up our git branches", ("planner",), "plain", "en")
+
+    [result] = await run_evaluation(
+        [case], model=model, tools=stub_tools(), router="off", end_to_end=True
+    )
+
+    assert (result.correct, result.handed, result.done) == (True, 1, False)

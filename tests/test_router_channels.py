@@ -125,3 +125,25 @@ def test_on_a_team_with_a_phone_desk_a_call_is_its_work(encoder: Encoder) -> Non
     # half a sign): the router leaves the choice to the model, never to the host.
     assert decision.kind == "defer" or decision.agent == "phones"
     assert {c.name for c in decision.candidates[:2]} == {"phones", "host"}
+
+
+def test_a_channel_said_in_another_language_is_the_teams_when_it_has_it(
+    encoder: Encoder,
+) -> None:
+    printing = AgentProfile.build(
+        "printing",
+        texts=["Says whether a printer (PRN-###) works and how much print credit is left."],
+        keywords=["printer", "print credit", "print job"],
+        tool_names=["print_printer_status", "print_credit_balance"],
+        parameter_names=["printer", "username"],
+    )
+    team = [*_restaurant(texting=False), printing]
+
+    decision = Router(team, encoder).decide("La stampante PRN-331 è di nuovo inceppata?")
+    without = Router(_restaurant(texting=False), encoder).decide(
+        "La stampante della cucina è di nuovo inceppata?"
+    )
+
+    assert decision.nobody is False
+    assert decision.candidates[0].name == "printing"
+    assert without.nobody is True

@@ -190,3 +190,42 @@ def test_a_misspelt_question_about_the_users_own_thing_is_never_answered_directl
 
     assert decision.kind != "direct"
     assert decision.agent == "orders"
+
+
+def _claims_desks() -> list[AgentProfile]:
+    """A claims office where every desk takes a claim number (CL-#####)."""
+    return [
+        AgentProfile.build(
+            "claims",
+            texts=["Opens new home-insurance claims and says where a claim (CL-#####) stands."],
+            keywords=["claim", "new claim", "damage"],
+            tool_names=["claims_open", "claims_status"],
+            parameter_names=["claim_number", "policy_number"],
+        ),
+        AgentProfile.build(
+            "payouts",
+            texts=["Says what was paid out on a claim (CL-#####), when and to which account."],
+            keywords=["payout", "payment", "paid", "money"],
+            tool_names=["payout_status", "payout_breakdown"],
+            parameter_names=["claim_number"],
+        ),
+        AgentProfile.build(
+            "documents",
+            texts=["Receives photos, receipts and reports for a claim (CL-#####)."],
+            keywords=["document", "photo", "receipt", "upload"],
+            tool_names=["documents_list", "documents_add"],
+            parameter_names=["claim_number", "kind"],
+        ),
+    ]
+
+
+def test_a_word_every_desk_is_described_by_routes_to_none_of_them(encoder: Encoder) -> None:
+    router = Router(_claims_desks(), encoder)
+
+    shared = router.decide("What happened to the rest of my claim CL-39877?")
+    own = router.decide("Has the payout for claim CL-39877 been made yet?")
+
+    assert router.distinctness("claim") == 0.0
+    assert not (shared.kind == "route" and shared.agent == "claims")
+    assert not next(c for c in shared.candidates if c.name == "claims").keyword
+    assert own.candidates[0].name == "payouts"

@@ -122,6 +122,8 @@ class RequestResult:
     """The turn's last visible answer (kept for ``cannot`` requests and compound ones)."""
     planner: str | None = None
     """The team's planning agent, when it has one: a right route for a compound request."""
+    handed: int = 0
+    """Steps the planning agent handed to a teammate during the turn."""
     to_the_end: bool = False
     """The turn ran to its end, every approval granted (a compound request
     always; every request with ``troupe eval --end-to-end``), so :attr:`done`
@@ -185,12 +187,17 @@ class RequestResult:
         """True when the request's work was done, end to end: as :attr:`correct`,
         and for a single-agent request also one of its agent's own tools ran
         without an error (a route to the right agent whose call failed, or that
-        answered without calling anything, is not the work). None when the
-        turn was closed at the routing decision, so nobody knows."""
+        answered without calling anything, is not the work). The team's
+        planning agent has no tools of its own: its work is the plan it
+        answers with, so a request for a plan counts when it was routed
+        there and the plan was written, not handed out step by step. None
+        when the turn was closed at the routing decision, so nobody knows."""
         if self.steps or self.label in (CANNOT, DIRECT):
             return self.correct
         if not self.to_the_end:
             return None
+        if self.label == self.planner:
+            return self.correct and not self.handed and not self.runs
         return self.correct and any(run.ok and run.agent in self.expected for run in self.runs)
 
     @property

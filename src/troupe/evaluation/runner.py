@@ -215,6 +215,9 @@ async def evaluate_case(
         result.output_tokens = sum(c.output_tokens for c in calls)
         result.router = turns[0].router
         result.runs = _tool_runs(turns, valid)
+        result.handed = sum(
+            1 for turn in turns for call in turn.trace.tool_calls if call.tool in valid
+        )
     else:
         result.model_calls = reported_calls
     return result

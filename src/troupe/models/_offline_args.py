@@ -157,6 +157,7 @@ def argument_evidence(
     used: dict[str, list[Any]] = {}
     for name in props:
         key = name.lower()
+        shown: list[str] | None = None
         if key in _URL_PARAMS or key.endswith("url"):
             score += 4 if find_url(text) else 0
         elif key in _COMMAND_PARAMS:
@@ -179,8 +180,10 @@ def argument_evidence(
                 score += 2
             elif name in required:
                 score -= 2
-        elif name in required and example_values(name, props[name], described, text):
+        elif name in required and (shown := example_values(name, props[name], described, text)):
             score += 2  # "username such as mk2291", and the request writes one
+        elif shown is not None and previous and _result_field(previous, name) is not None:
+            score += 2  # or the step before gave one under the parameter's name
     return score
 
 
@@ -274,12 +277,21 @@ def tool_shapes(described: str | None, props: dict[str, Any]) -> dict[str, froze
     found: dict[str, set[str]] = {}
     for match in _TOOL_SHAPE.finditer(text):
         sentence = re.split(r"[.;:!?](?:\s|$)", text[: match.start()])[-1]
-        for word in reversed(re.findall(r"[^\W\d_]+", sentence)[-_SHAPE_REACH:]):
+        near = re.findall(r"[^\W\d_]+", sentence)[-_SHAPE_REACH:]
+        for word in reversed(near):
             named = [n for n, mine in labels.items() if _plain_letters(word)[:4] in mine]
             if named:
                 if len(named) == 1:
                     found.setdefault(named[0], set()).add(match.group(1).lower())
                 break
+        else:
+            lone = next(iter(props)) if len(props) == 1 else None
+            if lone is not None and example_values(lone, props[lone], described, "") is None:
+                # A tool of one parameter, whose own example is not given
+                # elsewhere ("username such as mk2291"): the shape it shows is
+                # that one's ("a printer by the number on its label (PRN- and
+                # 3 digits)").
+                found.setdefault(lone, set()).add(match.group(1).lower())
     return {name: frozenset(shapes) for name, shapes in found.items()}
 
 
@@ -623,14 +635,23 @@ def values_an_error_lists(error: str, rejected: str) -> list[str]:
     return []
 
 
+_GLOSSED = re.compile(r"^(\S+)\s+\(([^()]+)\)$")
+"""A listed value with what it stands for: "BUS (Business School)"."""
+
+
 def named_value(values: Sequence[str], text: str) -> str | None:
     """The one of ``values`` that ``text`` names, written with spaces, hyphens
-    or underscores alike ("the Great Barn" for ``great-barn``), else None."""
+    or underscores alike ("the Great Barn" for ``great-barn``), else None. A
+    value listed with what it stands for ("BUS (Business School)") is named
+    by either, and is the value before the brackets."""
     said = f" {' '.join(re.findall(r'[a-z0-9]+', _plain_letters(text)))} "
     for value in values:
-        spoken = " ".join(re.findall(r"[a-z0-9]+", _plain_letters(value)))
-        if spoken and f" {spoken} " in said:
-            return value
+        glossed = _GLOSSED.match(value)
+        value = glossed.group(1) if glossed else value
+        for name in (value, glossed.group(2)) if glossed else (value,):
+            spoken = " ".join(re.findall(r"[a-z0-9]+", _plain_letters(name)))
+            if spoken and f" {spoken} " in said:
+                return value
     return None
 
 
@@ -847,6 +868,9 @@ def fill_arguments(
                 # for: the request's words are not one.
                 value = next((v for v in shown if v not in args.values()), None)
                 value = value or _labelled_word(key, text)  # "mac A4-83-E7-2B-5C-19"
+                if value is None and previous:
+                    # "Unlock mk4410, then send a reset link": the step before's.
+                    value = _result_field(previous, name)
             else:
                 whose = key.endswith("name") and key not in _NAME_PARAMS
                 value = (

@@ -133,11 +133,12 @@ German puts "dann" and "danach" after the verb too ("und speichere danach ..."):
 alone they split only after a comma."""
 _ADDS_A_STEP = (
     r"(?:and|also|then|und|dann|außerdem|ausserdem|et|puis|ensuite|aussi|y|luego|además"
-    r"|e|depois|também|poi|inoltre)\s"
+    rf"|e|depois|também|poi|inoltre|{_SEQUENCE_WORDS}),?\s"
 )
 """Words that open a sentence after a question with one more step ("What's
-happening with claim CLM-46244? And add a note to it"); a sentence after a
-question that opens otherwise ("I'm customer C-35129") tells it more."""
+happening with claim CLM-46244? And add a note to it", "...? After that,
+quote me ..."); a sentence after a question that opens otherwise ("I'm
+customer C-35129") tells it more."""
 _SPLIT_STEPS = re.compile(
     rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|\.\s+|\s?[?!]\s+(?={_ADDS_A_STEP}))\s*", re.I
 )
@@ -387,11 +388,13 @@ def _is_greeting(text: str) -> bool:
 
 
 def _name_hits(request_stems: set[str], name_stems: set[str]) -> int:
-    """Request words that are a tool-name word or extend one ('execute' -> exec)."""
+    """Request words that are a tool-name word or extend one ('execute' -> exec).
+    A word of two letters names no work: "look up" is not ``set_up_payment_plan``."""
     return sum(
         1
         for word in request_stems
-        if word in name_stems or any(len(n) >= 4 and word.startswith(n) for n in name_stems)
+        if len(word) > 2
+        and (word in name_stems or any(len(n) >= 4 and word.startswith(n) for n in name_stems))
     )
 
 
@@ -519,9 +522,14 @@ def _split_if_shared(step: str, team: Sequence[TeamRoute]) -> list[str]:
     return parts if len({r.name for r in owners}) > 1 else [step]
 
 
+_LEADING_SEQUENCE = re.compile(rf"^(?:{_SEQUENCE_WORDS}),?\s+", re.I)
+"""A sequence word that opens a step's sentence ("After that, quote me ...")."""
+
+
 def _clause(text: str) -> str:
-    """A step's words without the punctuation and the dangling 'and' around them."""
-    return _DANGLING.sub("", text.strip(" .,")).strip(" .,")
+    """A step's words without the punctuation, the dangling 'and' and the
+    opening sequence word around them."""
+    return _LEADING_SEQUENCE.sub("", _DANGLING.sub("", text.strip(" .,")).strip(" .,"))
 
 
 def _with_conditions(steps: Sequence[str]) -> list[str]:
@@ -957,9 +965,11 @@ class OfflineModel(BaseLlm):
         request, _, previous = text.partition(_PREVIOUS_STEP)
         request = _REFERENT_NOTE.sub(r" (\1)", request)  # what "it" is fills arguments
         best_name, best_score = None, 0.0
-        # "cancel my held job": a request that says an effect in so many
-        # words ("booking" or "address" say none).
-        asks_a_change = bool(set(words(own_words)) & set(_EFFECTS))
+        # A question ("... Can you check on it?") that says no effect in so
+        # many words ("cancel my held job" says one; "booking" does not).
+        asks_to_read = ("?" in own_words or _asks_what(own_words)) and not (
+            set(words(own_words)) & set(_EFFECTS)
+        )
         for name, decl in tools.items():
             if not _may_call(name, own_words):
                 continue
@@ -972,10 +982,10 @@ class OfflineModel(BaseLlm):
             # The values the step itself writes: an e-mail or an amount in
             # the previous step's result is no sign of what this step does.
             score += argument_evidence(_schema(decl), request, decl.description, previous)
-            if score > 0 and _reads(name) and not asks_a_change:
-                # Between two tools the request fits as well, the one that
+            if score > 0 and _reads(name) and asks_to_read:
+                # Between two tools a question fits as well, the one that
                 # changes nothing ("check on order 44120": look it up, not
-                # change its items), unless the request names a change.
+                # change its items).
                 score += 0.5
             if score > best_score:
                 best_name, best_score = name, score
@@ -1023,7 +1033,7 @@ class OfflineModel(BaseLlm):
         request for a plan only gets the plan, and nothing runs."""
         team = [r for r in self._peers() if r.name in team_tools]
         steps = _plan(text, team)
-        if _asks_plan_only(text) or not steps:
+        if _asks_plan_only(text) or not steps or self._asks_for_a_plan(text, steps):
             return [types.Part(text=_plan_text(steps))]
         if (again := _step_again(request, team_tools)) is not None:
             return [types.Part(function_call=again)]
@@ -1040,6 +1050,14 @@ class OfflineModel(BaseLlm):
         for i, ((step, owner), (_, result)) in enumerate(zip(steps, done, strict=False), 1):
             lines.append(f"{i}. {step} ({owner}): {result}")
         return [types.Part(text="\n".join(lines))]
+
+    def _asks_for_a_plan(self, text: str, steps: Sequence[tuple[str, str]]) -> bool:
+        """One goal, no steps to run, in the planner's own words ("break the
+        newsletter launch down into steps", "a roadmap for learning Rust"):
+        the answer is the plan; handing the goal to one member does not
+        make it."""
+        own = TeamRoute(name="", keywords=self._own_keywords(), text="")
+        return len(steps) == 1 and _score(text, own)[0] > 0
 
     def _report(self, results: list[types.FunctionResponse]) -> str:
         lines = []

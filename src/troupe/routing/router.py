@@ -257,6 +257,10 @@ _CLAUSE_LEAD = 0.05
 _CLAUSE_MIN = 0.25
 _CLAUSE_CLEAR_LEAD = 0.15
 """A clause counts towards a compound request when its own best agent leads by this much."""
+SHARED_BY_ALL = 3
+"""From this many working agents, a word every one of them is described by
+counts for none of them (see :meth:`Router.distinctness`); with two, a word
+both share still says the request is the team's."""
 DISTINCT_NAME = 0.5
 """A keyword names an agent's work when at most two agents of the team are
 described by its words ("refund" on a shop team; not "order", which every
@@ -708,6 +712,16 @@ _CHANNELS = frozenset(w for w in _CHANNEL_WORDS if " " not in w)
 """Ways to reach outside the machine few teams have a tool for (SMS, a printer)."""
 _CHANNEL_PHRASES = tuple(tuple(w.split()) for w in _CHANNEL_WORDS if " " in w)
 """Channels said in more than one word ("text message", "phone call")."""
+_CHANNEL_KINDS = tuple(
+    frozenset(str(w) for w in kind) for kind in _data(WORDS_FILE)["channels"]["kinds"]
+)
+"""The channels' words grouped by channel, each in the languages it is said in."""
+
+
+def _same_channel(word: str) -> frozenset[str]:
+    """``word`` and the words of the same channel in other languages
+    ("stampante": printer, drucker, ...)."""
+    return next((kind for kind in _CHANNEL_KINDS if word in kind), frozenset({word}))
 _SENDING_WORDS = _word_list("sending_words")
 _MAIL_WORDS = _word_list("mail_words")
 _CALLING_WORDS = _word_list("calling_words")
@@ -1086,13 +1100,15 @@ class Router:
         """Some agent of the team is described by ``word`` in this or another
         form or language: the two share their first six letters ("calendario"
         on a team with a calendar), or one is the other with a word ending
-        ("printer" where one prints). Five letters and another tail ("correo",
-        mail, and "corre", run) are chance."""
+        ("printer" where one prints), or it is the same channel in another
+        language ("stampante" where one prints). Five letters and another
+        tail ("correo", mail, and "corre", run) are chance."""
         return any(
-            word == said
-            or _inflected(word, said)
-            or _inflected(said, word)
-            or (len(word) >= 6 and said.startswith(word[:6]))
+            kin == said
+            or _inflected(kin, said)
+            or _inflected(said, kin)
+            or (len(kin) >= 6 and said.startswith(kin[:6]))
+            for kin in _same_channel(word)
             for said in self._described_by
         )
 
@@ -1107,7 +1123,18 @@ class Router:
             return 0.0
         spread = self._word_spread
         # A phrase is as telling as its most telling word ("tracking number").
-        return max(1 / max(1, spread.get(_stem(p), 1)) for p in parts)
+        fewest = min(max(1, spread.get(_stem(p), 1)) for p in parts)
+        if fewest >= self._doers >= SHARED_BY_ALL:
+            # Every member that does work is described by it ("claim" on a
+            # claims team whose every desk takes a claim number): it names
+            # what they all work on, so it tells none of them apart.
+            return 0.0
+        return 1 / fewest
+
+    @property
+    def _doers(self) -> int:
+        """How many agents do work themselves (all but the planning ones)."""
+        return sum(1 for profile in self.profiles if not profile.plans)
 
     @property
     def _word_spread(self) -> dict[str, int]:
@@ -1482,7 +1509,9 @@ class Router:
             found_words = [
                 k
                 for k in profile.lexical_keywords
-                if lex and (k in translated or _keyword_found(tokens, k, self._team_words))
+                if lex
+                and self.distinctness(k) > 0
+                and (k in translated or _keyword_found(tokens, k, self._team_words))
             ]
             # A keyword that only says where ("a car at the airport") is no sign
             # of the work, unless a word of the agent's tools says what to do or
