@@ -296,7 +296,7 @@ def tool_shapes(described: str | None, props: dict[str, Any]) -> dict[str, froze
 
 
 _EXAMPLE = re.compile(
-    r"\b(?:such as|e\.g\.|eg|for example|for instance|like)\s+"
+    r"\b(?:such as|e\.g\.|eg|for example|like)\s+"
     r"(?![\"'])([A-Za-z0-9]+(?:[:.-][A-Za-z0-9]+)*)(?![\w])"
 )
 """A value a description shows as an example ("username such as mk2291",
