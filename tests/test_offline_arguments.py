@@ -715,17 +715,3 @@ def test_a_value_listed_with_what_it_stands_for_is_named_by_either() -> None:
     assert named_value(listed, asked) == "MH"
     assert named_value(listed, "the wifi in BUS is down") == "BUS"
     assert named_value(listed, "the wifi in the gym is down") is None
-
-
-def test_the_shape_a_one_parameter_tool_shows_anywhere_is_that_parameters() -> None:
-    schema: dict[str, Any] = {
-        "properties": {"printer": {"type": "string"}},
-        "required": ["printer"],
-    }
-    described = "The state of a printer by the number on its label (PRN- and 3 digits)."
-
-    args = fill_arguments(schema, "La stampante PRN-331 è di nuovo inceppata?", None, described)
-    none = fill_arguments(schema, "La stampante è di nuovo inceppata?", None, described)
-
-    assert args == {"printer": "PRN-331"}
-    assert none == {}  # asked for, not made of the request's words

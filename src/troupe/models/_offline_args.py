@@ -277,21 +277,12 @@ def tool_shapes(described: str | None, props: dict[str, Any]) -> dict[str, froze
     found: dict[str, set[str]] = {}
     for match in _TOOL_SHAPE.finditer(text):
         sentence = re.split(r"[.;:!?](?:\s|$)", text[: match.start()])[-1]
-        near = re.findall(r"[^\W\d_]+", sentence)[-_SHAPE_REACH:]
-        for word in reversed(near):
+        for word in reversed(re.findall(r"[^\W\d_]+", sentence)[-_SHAPE_REACH:]):
             named = [n for n, mine in labels.items() if _plain_letters(word)[:4] in mine]
             if named:
                 if len(named) == 1:
                     found.setdefault(named[0], set()).add(match.group(1).lower())
                 break
-        else:
-            lone = next(iter(props)) if len(props) == 1 else None
-            if lone is not None and example_values(lone, props[lone], described, "") is None:
-                # A tool of one parameter, whose own example is not given
-                # elsewhere ("username such as mk2291"): the shape it shows is
-                # that one's ("a printer by the number on its label (PRN- and
-                # 3 digits)").
-                found.setdefault(lone, set()).add(match.group(1).lower())
     return {name: frozenset(shapes) for name, shapes in found.items()}
 
 

@@ -722,6 +722,8 @@ def _same_channel(word: str) -> frozenset[str]:
     """``word`` and the words of the same channel in other languages
     ("stampante": printer, drucker, ...)."""
     return next((kind for kind in _CHANNEL_KINDS if word in kind), frozenset({word}))
+
+
 _SENDING_WORDS = _word_list("sending_words")
 _MAIL_WORDS = _word_list("mail_words")
 _CALLING_WORDS = _word_list("calling_words")
