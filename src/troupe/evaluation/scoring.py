@@ -44,15 +44,11 @@ def group_score(name: str, results: Sequence[RequestResult]) -> dict[str, Any]:
     latencies = [r.latency_ms for r in results]
     decided = [r for r in results if r.router_decided]
     done = [r.done for r in results]
-    end_to_end = (
-        # Only when every request ran to its end: a share of some is no figure.
-        {
-            "done": sum(bool(d) for d in done),
-            "done_share": round(sum(bool(d) for d in done) / count, SHARE_DIGITS),
-        }
-        if count and all(d is not None for d in done)
-        else {}
-    )
+    # Only when every request ran to its end: a share of some is no figure.
+    end_to_end: dict[str, Any] = {}
+    if count and all(d is not None for d in done):
+        finished = sum(bool(d) for d in done)
+        end_to_end = {"done": finished, "done_share": round(finished / count, SHARE_DIGITS)}
     return {
         "name": name,
         "requests": count,

@@ -157,7 +157,6 @@ def argument_evidence(
     used: dict[str, list[Any]] = {}
     for name in props:
         key = name.lower()
-        shown: list[str] | None = None
         if key in _URL_PARAMS or key.endswith("url"):
             score += 4 if find_url(text) else 0
         elif key in _COMMAND_PARAMS:
@@ -180,10 +179,16 @@ def argument_evidence(
                 score += 2
             elif name in required:
                 score -= 2
-        elif name in required and (shown := example_values(name, props[name], described, text)):
-            score += 2  # "username such as mk2291", and the request writes one
-        elif shown is not None and previous and _result_field(previous, name) is not None:
-            score += 2  # or the step before gave one under the parameter's name
+        elif (
+            name in required
+            and (shown := example_values(name, props[name], described, text)) is not None
+            # "username such as mk2291": the request writes one, or the step
+            # before gave one under the parameter's name.
+            and (
+                bool(shown) or (bool(previous) and _result_field(previous or "", name) is not None)
+            )
+        ):
+            score += 2
     return score
 
 

@@ -600,14 +600,14 @@ def _may_call(tool: str, request: str) -> bool:
     return not (parts & set(_CHANGES) and _asks_what(request))
 
 
-_EFFECTS = (*_CHANGES, *_DESTRUCTIVE)
+_EFFECTS = frozenset((*_CHANGES, *_DESTRUCTIVE))
 """Every word of a tool's name that marks an effect (see :func:`_reads`)."""
 
 
 def _reads(tool: str) -> bool:
     """``tool``'s name says no change: no word of :data:`_CHANGES` or
     :data:`_DESTRUCTIVE` ("lookup_order", not "change_order_item")."""
-    return not set(words(tool.replace("_", " "))) & set(_EFFECTS)
+    return not _EFFECTS.intersection(words(tool.replace("_", " ")))
 
 
 def _says_name(request: str, tool: str) -> bool:
@@ -967,8 +967,8 @@ class OfflineModel(BaseLlm):
         best_name, best_score = None, 0.0
         # A question ("... Can you check on it?") that says no effect in so
         # many words ("cancel my held job" says one; "booking" does not).
-        asks_to_read = ("?" in own_words or _asks_what(own_words)) and not (
-            set(words(own_words)) & set(_EFFECTS)
+        asks_to_read = ("?" in own_words or _asks_what(own_words)) and not _EFFECTS.intersection(
+            words(own_words)
         )
         for name, decl in tools.items():
             if not _may_call(name, own_words):

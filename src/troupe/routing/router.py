@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache, partial
+from functools import cache, cached_property, lru_cache, partial
 from importlib import resources
 from typing import Any, Literal
 
@@ -1133,9 +1133,10 @@ class Router:
             return 0.0
         return 1 / fewest
 
-    @property
+    @cached_property
     def _doers(self) -> int:
-        """How many agents do work themselves (all but the planning ones)."""
+        """How many agents do work themselves (all but the planning ones):
+        asked for every keyword of every request, counted once."""
         return sum(1 for profile in self.profiles if not profile.plans)
 
     @property
