@@ -60,6 +60,9 @@ WAIT_S = 30.0
 MAX_TRIES = 12
 KINDS = ("list", "hello", "approve")
 INTERRUPTED_OUTCOME = "interrupted"
+ANSWERED = "answered"
+"""The state of a 409 for an approval the session holds an answer to already: a
+failed turn when the client never saw that answer (the server closed it)."""
 
 
 @dataclass
@@ -231,8 +234,11 @@ async def post(
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
             continue
-        if reply.status_code == 409 and reply.json().get("state") == INTERRUPTED_OUTCOME:
-            return reply
+        if reply.status_code == 409 and reply.json().get("state") in (
+            INTERRUPTED_OUTCOME,
+            ANSWERED,
+        ):
+            return reply  # a final answer: retrying it changes nothing
         if reply.status_code in (409, 503) or reply.status_code >= 500:
             if reply.status_code == 409:
                 counters.busy_409 += 1

@@ -4,14 +4,16 @@ tool twice, and a turn that failed after a tool ran is interrupted, not rerun.""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from troupe_servers import run_body
+from troupe_servers import TEST_VAULT_KEY, run_body
 
 from troupe.server import ServeOptions, build_app
 from troupe.settings import load_settings
@@ -19,6 +21,7 @@ from troupe.stores.budget import DatabaseBusyError
 from troupe.stores.sessions import JournaledInMemorySessionService
 from troupe.testing import ScriptedModel, call
 
+POSTGRES_ENV = "TROUPE_TEST_POSTGRES_URL"
 APPEND = "run `echo ran >> ran.log`"
 """A command that writes, so it asks for approval first."""
 
@@ -294,26 +297,14 @@ def test_an_approval_asked_by_a_cut_off_keyed_turn_can_still_be_answered_once(
     assert (workspace / "ran.log").read_text() == "ran\n"
 
 
-async def test_a_taken_over_turn_that_asked_for_approval_closes_the_approval() -> None:
-    """A holder stalled after its turn asked for approval: the replica that takes the
-    session over closes that turn, and its approval with it (the stalled holder tells
-    its own client "interrupted" and may write nothing), never an earlier turn's."""
+async def _ask_approval(service: Any, session: Any, *confirmations: str) -> None:
+    """Store a turn that asked for approval: its message, then ADK's confirmation calls."""
     from google.adk.events.event import Event
     from google.genai import types
 
-    from troupe.stores.sessions import close_stalled, open_session_store, store_parts
-    from troupe.stores.turn_records import session_scope, turn_key
-
-    service = open_session_store("memory://")
-    records = store_parts(service).turn_records
-    key = ("troupe", "u", "s")
-    session = await service.create_session(app_name="troupe", user_id="u", session_id="s")
-
-    async def ask(text: str, confirmation: str) -> None:
-        await service.append_event(
-            session,
-            Event(author="user", content=types.Content(role="user", parts=[types.Part(text=text)])),
-        )
+    message = types.Content(role="user", parts=[types.Part(text="run `echo a >> ran.log`")])
+    await service.append_event(session, Event(author="user", content=message))
+    for confirmation in confirmations:
         call = types.FunctionCall(id=confirmation, name="adk_request_confirmation", args={})
         await service.append_event(
             session,
@@ -324,10 +315,22 @@ async def test_a_taken_over_turn_that_asked_for_approval_closes_the_approval() -
             ),
         )
 
-    await ask("run `echo a >> ran.log`", "asked-earlier")  # an earlier turn, still waiting
+
+async def test_a_taken_over_turn_that_asked_for_approval_closes_the_approval() -> None:
+    """A holder stalled after its turn asked for approval: the replica that takes the
+    session over closes that turn, and its approval with it (the stalled holder tells
+    its own client "interrupted" and may write nothing), never an earlier turn's."""
+    from troupe.stores.sessions import close_stalled, open_session_store, store_parts
+    from troupe.stores.turn_records import session_scope, turn_key
+
+    service = open_session_store("memory://")
+    records = store_parts(service).turn_records
+    key = ("troupe", "u", "s")
+    session = await service.create_session(app_name="troupe", user_id="u", session_id="s")
+    await _ask_approval(service, session, "asked-earlier")  # an earlier turn, still waiting
     row = turn_key(*key, "key:k")
     assert await records.claim(row, session_scope(*key), "stalled-holder:7")
-    await ask("run `echo b >> ran.log`", "asked-by-the-cut-off-turn")
+    await _ask_approval(service, session, "asked-by-the-cut-off-turn")
 
     await close_stalled(service, records, key)
 
@@ -338,3 +341,71 @@ async def test_a_taken_over_turn_that_asked_for_approval_closes_the_approval() -
     assert (answered["asked-by-the-cut-off-turn"] or {}).get("interrupted") is True
     record = await records.get(row)
     assert record is not None and record.state == "interrupted"
+
+
+async def test_a_takeover_by_the_answer_to_the_cut_off_turns_approval_keeps_it_waiting() -> None:
+    """The holder sent its turn's question, then died before marking the turn done.
+    The client's answer takes the session over: the turn is closed, but the approval
+    that answer answers stays waiting, so it runs once instead of being refused."""
+    from troupe.stores.sessions import close_stalled, open_session_store, store_parts
+    from troupe.stores.turn_records import session_scope, turn_key
+
+    service = open_session_store("memory://")
+    records = store_parts(service).turn_records
+    key = ("troupe", "u", "s")
+    session = await service.create_session(app_name="troupe", user_id="u", session_id="s")
+    row = turn_key(*key, "key:k")
+    assert await records.claim(row, session_scope(*key), "dead-holder:3")
+    await _ask_approval(service, session, "answered-now", "not-answered")
+
+    await close_stalled(service, records, key, frozenset({"answered-now"}))
+
+    stored = await service.get_session(app_name="troupe", user_id="u", session_id="s")
+    assert stored is not None
+    answered = {r.id for e in stored.events for r in e.get_function_responses()}
+    assert answered == {"not-answered"}
+    record = await records.get(row)
+    assert record is not None and record.state == "interrupted"
+
+
+@pytest.mark.skipif(not os.environ.get(POSTGRES_ENV), reason="needs .ci/postgres.sh's server")
+def test_an_approval_answered_after_its_turns_replica_died_runs_once_on_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL, as replicas share it: the replica that asked for approval sent the
+    question and died before it marked the turn done or let the session go. The
+    answer, on another replica, waits out the dead one's lease, takes the session
+    over and runs the command once; it is not told the approval was answered."""
+    import psycopg
+
+    from troupe.stores.turn_records import session_scope, turn_key
+
+    monkeypatch.setenv("TROUPE_SECRET_KEY", TEST_VAULT_KEY)
+    monkeypatch.setenv("TROUPE_TURN_LOCK_LEASE_S", "2")
+    store = os.environ[POSTGRES_ENV]
+    sid = f"s-{uuid.uuid4().hex[:12]}"
+    workspace = tmp_path / "ws"
+    with _client(tmp_path, store) as web:
+        web.post("/apps/troupe/users/u/sessions", json={"session_id": sid}).raise_for_status()
+        claimed_at = time.time()
+        asked = web.post("/run", json=run_body(sid, APPEND), headers={"Idempotency-Key": "a-1"})
+        question = _confirmation(asked.json())
+        with psycopg.connect("postgresql://" + store.split("://", 1)[1]) as db:
+            # What the dead replica left: its turn still running since its claim, and
+            # the lease still its own.
+            db.execute(
+                "UPDATE troupe_turn_records SET state = 'running', updated_at = %s"
+                " WHERE turn_key = %s",
+                (claimed_at, turn_key("troupe", "u", sid, "key:a-1")),
+            )
+            db.execute(
+                "INSERT INTO troupe_session_leases (session_key, holder, token, expires_at)"
+                " VALUES (%s, 'dead-replica', 7, clock_timestamp() + interval '1 second')",
+                (session_scope("troupe", "u", sid),),
+            )
+        approved = web.post("/run", json=_approval(sid, question))
+        session = web.get(f"/apps/troupe/users/u/sessions/{sid}").json()
+    assert approved.status_code == 200, approved.text
+    assert (workspace / "ran.log").read_text() == "ran\n"
+    [answer] = _answers_to(session, question["id"])
+    assert answer.get("confirmed") is True

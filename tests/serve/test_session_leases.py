@@ -62,12 +62,12 @@ async def test_a_stalled_holder_is_taken_over_and_cannot_write_or_run_tools(
     tmp_path: Path,
 ) -> None:
     async with open_records("postgresql", tmp_path) as db:
-        closed: list[SessionKey] = []
+        closed: list[tuple[SessionKey, frozenset[str]]] = []
 
-        async def close(key: SessionKey) -> None:
+        async def close(key: SessionKey, answering: frozenset[str]) -> None:
             lease = held_lease(key)
             assert lease is not None  # the closing writes run under the new lease
-            closed.append(key)
+            closed.append((key, answering))
 
         guard = LeaseGuard(db, LockLimits(wait_s=10, lease_s=2))
         turns = SessionTurns(guard, on_takeover=close)
@@ -85,7 +85,7 @@ async def test_a_stalled_holder_is_taken_over_and_cannot_write_or_run_tools(
         old = Lease(guard, key, "stalled-holder", 7)
         await old.check()  # still its own
         started = time.monotonic()
-        async with turns.hold(*key):
+        async with turns.hold(*key, answering=("asked-before-it-stalled",)):
             new = held_lease(key)
             waited = time.monotonic() - started
             assert new is not None and new.token == 8 and not new.taken_over
@@ -98,5 +98,6 @@ async def test_a_stalled_holder_is_taken_over_and_cannot_write_or_run_tools(
         async with turns.hold(*key):  # released normally: no second takeover
             pass
         await guard.close()
-    assert closed == [key]
+    # The closing is told which approvals the turn taking over answers.
+    assert closed == [(key, frozenset({"asked-before-it-stalled"}))]
     assert 0.5 < waited < 6.0

@@ -33,7 +33,7 @@ from ..errors import InvalidRequestError, UnknownAgentError
 from ..guards.turn import Guards, TurnRecord
 from ..prompts import correction_message
 from ..stores.lock_limits import LeaseLostError
-from ..stores.session_lock import session_turns
+from ..stores.session_lock import answered_approvals, session_turns
 from ..stores.traces import (
     ANSWERED,
     AWAITING_APPROVAL,
@@ -220,7 +220,12 @@ class Assistant:
         _check_message(session_id, text)
         turns = session_turns(self.session_service)
         async with (
-            turns.hold(self.app_name, self.user_id, session_id),
+            turns.hold(
+                self.app_name,
+                self.user_id,
+                session_id,
+                answering=answered_approvals(text if isinstance(text, types.Content) else None),
+            ),
             contextlib.aclosing(self._run_turn(session_id, text)) as events,
         ):
             async for event in events:

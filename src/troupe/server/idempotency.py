@@ -57,7 +57,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._adk_compat import a2a_user_id
 from ..stores.lock_limits import LeaseLostError, SessionBusyError
-from ..stores.session_lock import held_lease, session_turns, turn_journal
+from ..stores.session_lock import CONFIRMATION, held_lease, session_turns, turn_journal
 from ..stores.turn_records import (
     DONE,
     INTERRUPTED,
@@ -82,8 +82,6 @@ A2A_SEND_METHODS = frozenset(
 )
 """The A2A methods that run a turn (0.3 and 1.0 names)."""
 MAX_KEY_CHARS = 200
-CONFIRMATION = "adk_request_confirmation"
-"""The name of ADK's confirmation call, which an approval answer answers."""
 FAILED_REASON = "it failed after it had started"
 _CONTEXT_NAMESPACE = uuid.UUID("0b5f3c1e-8f5e-4a47-9d2c-7b1a2d4e6f80")
 
@@ -164,7 +162,7 @@ class IdempotentRuns:
         tracker = StartTracker(send)
         try:
             async with session_turns(self.service).hold(
-                turn.app_name, turn.user_id, turn.session_id
+                turn.app_name, turn.user_id, turn.session_id, answering=turn.approvals
             ):
                 await self._under_lock(turn, scope, receive, tracker)
         except SessionBusyError as exc:

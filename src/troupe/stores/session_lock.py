@@ -43,7 +43,15 @@ import os
 import socket
 import uuid
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterator,
+    Mapping,
+)
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -466,8 +474,26 @@ class _Slot:
     users: int = 0
 
 
-Takeover = Callable[[SessionKey], Awaitable[None]]
-"""Closes the turn a stalled or dead holder left on a session (called under the new lease)."""
+Takeover = Callable[[SessionKey, frozenset[str]], Awaitable[None]]
+"""Closes the turn a stalled or dead holder left on a session (called under the new lease).
+Its second argument holds the approvals the new turn answers: their question reached
+the client before the holder died, so they stay waiting (see :func:`answered_approvals`)."""
+
+CONFIRMATION = "adk_request_confirmation"
+"""The name of ADK's confirmation call, which an approval answer answers."""
+
+
+def answered_approvals(message: types.Content | None) -> frozenset[str]:
+    """The ids of the confirmation calls ``message`` answers (an approval's yes or no)."""
+    if message is None:
+        return frozenset()
+    return frozenset(
+        part.function_response.id
+        for part in message.parts or ()
+        if part.function_response is not None
+        and part.function_response.name == CONFIRMATION
+        and part.function_response.id
+    )
 
 
 class SessionTurns:
@@ -485,7 +511,14 @@ class SessionTurns:
         self._slots: dict[tuple[asyncio.AbstractEventLoop, SessionKey], _Slot] = {}
 
     @contextlib.asynccontextmanager
-    async def hold(self, app_name: str, user_id: str, session_id: str) -> AsyncIterator[None]:
+    async def hold(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        *,
+        answering: Collection[str] = (),
+    ) -> AsyncIterator[None]:
         """Wait until no other turn runs on this session, and keep it until the block ends.
 
         Code already inside this session's turn (the same task or one it
@@ -493,7 +526,8 @@ class SessionTurns:
         calls (a retry, a re-route) inside it. Waiting, in this process and
         for other processes together, is bounded by ``limits.wait_s``. A turn
         that takes over the lease of a stalled or dead holder first closes
-        that holder's turn (``on_takeover``).
+        that holder's turn (``on_takeover``), keeping waiting the approvals in
+        ``answering``: the ones this turn answers, which its client saw asked.
 
         Raises:
             SessionBusyError: the session stayed busy for the whole wait.
@@ -531,7 +565,7 @@ class SessionTurns:
                                 raise self._busy(session_id) from None
                             if lease is not None:
                                 _HELD.set({**held, key: lease})
-                                await self._take_over(lease)
+                                await self._take_over(lease, frozenset(answering))
                             yield
                 finally:
                     _forget(token, held)
@@ -542,7 +576,7 @@ class SessionTurns:
             if slot.users == 0:
                 self._slots.pop(slot_key, None)
 
-    async def _take_over(self, lease: Lease) -> None:
+    async def _take_over(self, lease: Lease, answering: frozenset[str]) -> None:
         if not lease.taken_over:
             return
         logger.warning(
@@ -551,7 +585,7 @@ class SessionTurns:
             lease.key[2],
         )
         if self.on_takeover is not None:
-            await self.on_takeover(lease.key)
+            await self.on_takeover(lease.key, answering)
         await lease.closed_stalled_turn()
 
     def _busy(self, session_id: str) -> SessionBusyError:
@@ -613,7 +647,9 @@ class QueuedRunner(Runner):
         yield_user_message: bool = False,
         abort_signal: asyncio.Event | None = None,
     ) -> AsyncGenerator[Event, None]:
-        async with session_turns(self.session_service).hold(self.app_name, user_id, session_id):
+        async with session_turns(self.session_service).hold(
+            self.app_name, user_id, session_id, answering=answered_approvals(new_message)
+        ):
             events = super().run_async(
                 user_id=user_id,
                 session_id=session_id,

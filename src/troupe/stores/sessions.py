@@ -19,6 +19,7 @@ import importlib.util
 import logging
 import sqlite3
 import weakref
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -153,13 +154,23 @@ def open_session_store(
 STALLED_REASON = "the replica running it stopped renewing its lease on the session"
 
 
-async def close_stalled(service: BaseSessionService, records: TurnRecords, key: SessionKey) -> None:
+async def close_stalled(
+    service: BaseSessionService,
+    records: TurnRecords,
+    key: SessionKey,
+    answering: Collection[str] = (),
+) -> None:
     """Close the turn of a holder whose lease was taken over: its keyed record is
     marked interrupted, its dangling calls are answered, and the approvals it asked
     for are closed, since the stalled holder answers its own client "interrupted"
-    (it may write nothing more) and the session must not offer them."""
+    (it may write nothing more) and the session must not offer them; but not those
+    in ``answering``, which the turn taking over answers: their question reached
+    the client before the holder died (it sent its answer, then died before it
+    could mark its turn done), so they run once, now."""
     since = await records.interrupt_running(session_scope(*key))
-    await close_turn(service, *key, reason=STALLED_REASON, settle_turn_since=since)
+    await close_turn(
+        service, *key, reason=STALLED_REASON, settle_turn_since=since, keep_waiting=answering
+    )
 
 
 @dataclass(frozen=True)
