@@ -71,6 +71,26 @@ class Terminal:
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
+    def wait_until_idle(self, within: float = 30.0) -> None:
+        """Wait until troupe's main thread sleeps waiting for a key, as a prompt a
+        person looks at does. readline acts on a Ctrl-C only while it waits for
+        a key: one that lands while it still draws the line is taken at the next
+        key. The kernel names what the thread waits in (``/proc/<pid>/wchan``);
+        where it does not say, a short pause stands in."""
+        wchan = Path(f"/proc/{self.proc.pid}/wchan")
+        deadline = time.monotonic() + within
+        waiting = 0
+        while waiting < 3:  # three looks in a row: not a pass through the wait
+            try:
+                where = wchan.read_text()
+            except OSError:
+                time.sleep(0.3)
+                return
+            waiting = waiting + 1 if "poll" in where or "select" in where else 0
+            if time.monotonic() > deadline:
+                raise AssertionError(f"troupe never waited for a key (last in {where!r})")
+            time.sleep(0.05)
+
     def exit_code(self, within: float = 60.0) -> int:
         """Wait for the program to end, reading what it prints; its exit code."""
         deadline = time.monotonic() + within
