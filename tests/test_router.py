@@ -349,6 +349,29 @@ async def test_a_custom_topology_is_routed_by_its_own_descriptions_without_train
     assert router.decide("Gib mir ein Rezept für Pfannkuchen").agent == "chef"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Search the web for the EU rules on labelling olive oil.",
+        "Search the web for current guidance on tyre pressure for a small van.",
+    ],
+)
+async def test_the_default_team_never_sends_a_web_search_to_the_librarian(
+    text: str, tmp_path: Path
+) -> None:
+    """The librarian's keyword "search" is no reason to take a search of the web:
+    "web" is the navigator's word too, so the router leaves the choice to the model."""
+    from troupe.builtins import builtin_tools
+
+    config = Config(tools=builtin_tools(workspace=tmp_path), model="offline", router="auto")
+    router = await fast_path(build_agent_tree(config)).router()
+
+    decision = router.decide(text)
+
+    assert (decision.kind, decision.agent) != ("route", "librarian")
+    assert "navigator" in [c.name for c in decision.candidates[:2]]
+
+
 async def test_mcp_tool_descriptions_feed_the_router() -> None:
     server = McpServer(
         name="words", command=sys.executable, args=[FAKE_MCP_SERVER], agent="counter"
