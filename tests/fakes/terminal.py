@@ -68,6 +68,15 @@ class Terminal:
                         f"ended before {text!r}; got {self.seen[-2000:]!r}"
                     ) from None
 
+    def saw(self, text: bytes, within: float, count: int = 1) -> bool:
+        """True when ``text`` has been printed ``count`` times within ``within``
+        seconds; False, with no error, when not."""
+        try:
+            self.expect(text, count, within)
+        except AssertionError:
+            return False
+        return True
+
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
