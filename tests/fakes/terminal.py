@@ -6,6 +6,7 @@ import fcntl
 import os
 import pty
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -68,15 +69,6 @@ class Terminal:
                         f"ended before {text!r}; got {self.seen[-2000:]!r}"
                     ) from None
 
-    def saw(self, text: bytes, within: float, count: int = 1) -> bool:
-        """True when ``text`` has been printed ``count`` times within ``within``
-        seconds; False, with no error, when not."""
-        try:
-            self.expect(text, count, within)
-        except AssertionError:
-            return False
-        return True
-
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
@@ -133,3 +125,8 @@ def chat_dirs(tmp_path: Path) -> tuple[Path, Path]:
 
 def _take_the_terminal() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    # An interactive shell starts its foreground job with Ctrl-C's signals at their
+    # defaults; the test runner may have inherited them ignored (a background job
+    # of a script), and Python keeps an ignored SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
