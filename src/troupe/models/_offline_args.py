@@ -175,7 +175,7 @@ def argument_evidence(
             if fresh:
                 used.setdefault(kind, []).append(fresh[0])
                 score += 2
-            elif kind == "id" and previous and _result_field(previous, name) is not None:
+            elif kind == "id" and _step_before_gives(previous, name):
                 score += 2
             elif name in required:
                 score -= 2
@@ -184,12 +184,17 @@ def argument_evidence(
             and (shown := example_values(name, props[name], described, text)) is not None
             # "username such as mk2291": the request writes one, or the step
             # before gave one under the parameter's name.
-            and (
-                bool(shown) or (bool(previous) and _result_field(previous or "", name) is not None)
-            )
+            and (bool(shown) or _step_before_gives(previous, name))
         ):
             score += 2
     return score
+
+
+def _step_before_gives(previous: str | None, name: str) -> bool:
+    """The previous step's result (``previous``) gives a value under ``name``."""
+    if not previous:
+        return False
+    return _result_field(previous, name) is not None
 
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

@@ -565,7 +565,7 @@ class SessionTurns:
                                 raise self._busy(session_id) from None
                             if lease is not None:
                                 _HELD.set({**held, key: lease})
-                                await self._take_over(lease, frozenset(answering))
+                                await self._take_over(lease, answering)
                             yield
                 finally:
                     _forget(token, held)
@@ -576,7 +576,7 @@ class SessionTurns:
             if slot.users == 0:
                 self._slots.pop(slot_key, None)
 
-    async def _take_over(self, lease: Lease, answering: frozenset[str]) -> None:
+    async def _take_over(self, lease: Lease, answering: Collection[str]) -> None:
         if not lease.taken_over:
             return
         logger.warning(
@@ -585,7 +585,7 @@ class SessionTurns:
             lease.key[2],
         )
         if self.on_takeover is not None:
-            await self.on_takeover(lease.key, answering)
+            await self.on_takeover(lease.key, frozenset(answering))
         await lease.closed_stalled_turn()
 
     def _busy(self, session_id: str) -> SessionBusyError:
