@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from troupe.models._offline_args import argument_evidence, fill_arguments
+from troupe.models._offline_args import (
+    argument_evidence,
+    fill_arguments,
+    named_value,
+    parameter_notes,
+)
 
 HOLD: dict[str, Any] = {
     "properties": {
@@ -715,3 +720,73 @@ def test_a_value_listed_with_what_it_stands_for_is_named_by_either() -> None:
     assert named_value(listed, asked) == "MH"
     assert named_value(listed, "the wifi in BUS is down") == "BUS"
     assert named_value(listed, "the wifi in the gym is down") is None
+
+
+HIRE_DESCRIPTION = """Hire out a bike for a day and price it.
+
+    frame: the frame tag (e.g. QX41 BRT); bike_type: road, gravel, tandem_bike
+    (two riders; book it a day ahead) or cargo; stations: from_station, to_station:
+    station names (Mill Lane, Harbour, Old Quay, Northgate).
+    """
+HIRE: dict[str, Any] = {
+    "properties": {
+        "frame": {"type": "string"},
+        "bike_type": {"type": "string"},
+        "from_station": {"type": "string"},
+        "to_station": {"type": "string"},
+    },
+    "required": ["frame", "bike_type", "from_station", "to_station"],
+}
+
+
+def test_a_parameter_takes_what_its_tools_docstring_says_of_it_after_its_name() -> None:
+    text = "hire QX52 TLM as a gravel bike from Harbour to Mill Lane"
+
+    args = fill_arguments(HIRE, text, described=HIRE_DESCRIPTION)
+
+    assert args["frame"] == "QX52 TLM"
+    assert args["bike_type"] == "gravel"
+
+
+def test_two_parameters_listing_the_same_names_take_them_in_the_order_written() -> None:
+    text = "hire QX52 TLM, road, Old Quay to Harbour"
+
+    args = fill_arguments(HIRE, text, described=HIRE_DESCRIPTION)
+
+    assert (args["from_station"], args["to_station"]) == ("Old Quay", "Harbour")
+
+
+def test_a_docstring_note_ends_at_its_semicolon_but_not_inside_brackets() -> None:
+    notes = parameter_notes(HIRE_DESCRIPTION, list(HIRE["properties"]))
+
+    assert notes["frame"] == "the frame tag (e.g. QX41 BRT)"
+    assert notes["bike_type"].endswith("or cargo")
+    assert notes["to_station"] == notes["from_station"]
+
+
+def test_a_number_written_with_a_unit_goes_to_the_parameter_measured_in_it() -> None:
+    schema = {
+        "properties": {"load_kg": {"type": "number"}, "distance": {"type": "number"}},
+        "required": ["load_kg", "distance"],
+    }
+    described = "load_kg: the load; distance: how far, in kilometres."
+
+    args = fill_arguments(schema, "a trip of 14 km carrying 30 kg", described=described)
+
+    assert args == {"load_kg": 30.0, "distance": 14.0}
+
+
+def test_a_value_another_argument_holds_is_not_named_twice() -> None:
+    stations = ["Mill Lane", "Harbour", "Old Quay"]
+    text = "von Harbour nach Old Quay"
+
+    assert named_value(stations, text) == "Harbour"
+    assert named_value(stations, text, taken=["Harbour"]) == "Old Quay"
+
+
+def test_a_name_in_snake_case_after_as_names_what_is_stored() -> None:
+    schema = {"properties": {"name": {"type": "string"}, "value": {"type": "string"}}}
+
+    args = fill_arguments(schema, "keep 'x9-long-token' in the vault as deploy_token.")
+
+    assert args["name"] == "deploy_token"

@@ -673,23 +673,28 @@ def test_parts_that_lean_elsewhere_but_are_one_members_steps_stay_with_it(
     assert _orchestrator_target(team_tools, text, hint) == "operator"
 
 
-def _after_a_refusal(calls: int) -> list[types.Part]:
-    """The stand-in's answer after ``calls`` calls of ``pay`` the tool refused."""
+PAY_BY_CARD = "Pay invoice INV-472030 by card"
+
+
+def _after_a_refusal(
+    calls: int,
+    text: str = PAY_BY_CARD,
+    args: dict[str, str] | None = None,
+    error: str = f"method '{PAY_BY_CARD}' is not one of: bancontact, bank transfer, card.",
+    params: tuple[str, ...] = ("invoice_id", "method"),
+) -> list[types.Part]:
+    """The stand-in's answer to ``text`` after ``calls`` calls of ``pay`` with
+    ``args`` (by default the request as its method) that the tool refused."""
     declared = types.FunctionDeclaration(
         name="pay",
         description="Pay an invoice.",
         parameters=types.Schema(
             type=types.Type.OBJECT,
-            properties={
-                "invoice_id": types.Schema(type=types.Type.STRING),
-                "method": types.Schema(type=types.Type.STRING),
-            },
-            required=["invoice_id", "method"],
+            properties={name: types.Schema(type=types.Type.STRING) for name in params},
+            required=list(params),
         ),
     )
-    text = "Pay invoice INV-472030 by card"
-    args = {"invoice_id": "INV-472030", "method": text}
-    error = f"method '{text}' is not one of: bancontact, bank transfer, card."
+    args = args or {"invoice_id": "INV-472030", "method": text}
     contents = [types.Content(role="user", parts=[types.Part(text=text)])]
     for i in range(calls):
         call = types.FunctionCall(id=f"c{i}", name="pay", args=args)
@@ -710,6 +715,28 @@ def test_a_tool_that_refuses_a_guessed_value_is_called_again_with_the_one_it_lis
 
     assert part.function_call is not None
     assert part.function_call.args == {"invoice_id": "INV-472030", "method": "card"}
+
+
+def test_a_refused_value_is_replaced_by_one_in_the_shape_the_error_shows() -> None:
+    text = "Pay the invoice INV-472030 of account AC-55120 by card"
+    args = {"invoice_id": "account", "method": "card"}
+    error = "invoice_id 'account' is not valid: it looks like INV- and 6 digits, e.g. INV-100234."
+
+    (part,) = _after_a_refusal(1, text, args, error)
+
+    assert part.function_call is not None
+    assert part.function_call.args == {"invoice_id": "INV-472030", "method": "card"}
+
+
+def test_arguments_that_took_the_same_words_take_the_listed_values_in_turn() -> None:
+    text = "Pay the courier from Brussels to Ghent"
+    args = {"from_branch": text, "to_branch": text}
+    error = f"to_branch '{text}' is not one of our branches: use Antwerp, Ghent or Brussels."
+
+    (part,) = _after_a_refusal(1, text, args, error, params=("from_branch", "to_branch"))
+
+    assert part.function_call is not None
+    assert part.function_call.args == {"from_branch": "Brussels", "to_branch": "Ghent"}
 
 
 def test_a_refused_call_is_tried_again_only_once() -> None:

@@ -271,6 +271,51 @@ def _description(prop: Any) -> str:
     return _unfenced(description) if isinstance(description, str) else ""
 
 
+_NOTE_END = re.compile(r";\s|(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)|\n\s*\n")
+"""Where a parameter's note in a tool's description ends: at a semicolon, the
+end of its sentence (not the point of "e.g." or "i.e.") or a blank line."""
+
+
+def _note_end(body: str) -> int:
+    """Where the note that ``body`` opens ends (see ``_NOTE_END``): not inside
+    brackets ("car_trailer (a car towing a caravan; give its length)")."""
+    depth = 0
+    for i, char in enumerate(body):
+        depth += (char == "(") - (char == ")" and depth > 0)
+        if depth == 0 and _NOTE_END.match(body, i):
+            return i
+    return len(body)
+
+
+def parameter_notes(described: str | None, names: Sequence[str]) -> dict[str, str]:
+    """What a tool's description says about each parameter it names before a
+    colon, the way docstrings describe arguments ("vehicle_type: car, van or
+    bicycle", "arrival / departure: YYYY-MM-DD", "Args:" lines): the words
+    after the colon, up to a semicolon, the end of the sentence or the next
+    parameter's note. A parameter named together with others ("length_m,
+    height_m: metres") shares their note."""
+    text = _unfenced(described or "")
+    if not names or not text:
+        return {}
+    name = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    head = re.compile(
+        rf"(?<![\w-])((?:{name})(?:\s*(?:,|/|\band\b|\bor\b)\s*(?:{name}))*)"
+        rf"\s*(?:\([^)]*\))?\s*:(?!//)"
+    )
+    heads = list(head.finditer(text))
+    notes: dict[str, str] = {}
+    for i, match in enumerate(heads):
+        stop = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        body = text[match.end() : stop]
+        note = " ".join(body[: _note_end(body)].split()).strip(" ,")
+        if not note:
+            continue
+        for named in re.findall(r"[\w-]+", match.group(1)):
+            if named in names:
+                notes.setdefault(named, note)
+    return notes
+
+
 def described_shapes(prop: Any) -> frozenset[str]:
     """The letters of the identifiers a parameter's description shows, in
     lower case ("ev" for "event number such as EV-305")."""
@@ -298,10 +343,10 @@ def tool_shapes(described: str | None, props: dict[str, Any]) -> dict[str, froze
 
 _EXAMPLE = re.compile(
     r"\b(?:such as|e\.g\.|eg|for example|like)\s+"
-    r"(?![\"'])([A-Za-z0-9]+(?:[:.-][A-Za-z0-9]+)*)(?![\w])"
+    r"(?![\"'])([A-Za-z0-9]+(?:[:.-][A-Za-z0-9]+)*(?: [A-Z0-9]{2,4}(?![\w.:-]))?)(?![\w])"
 )
 """A value a description shows as an example ("username such as mk2291",
-"MAC address, e.g. 3C:22:FB:9A:10:7E")."""
+"MAC address, e.g. 3C:22:FB:9A:10:7E", a number plate "e.g. SK21 FRY")."""
 _EXAMPLE_REACH = 3
 """How many words before an example in a tool's description the parameter's
 name may be ("a university account (username such as mk2291)")."""
@@ -317,8 +362,10 @@ def _example_pattern(example: str) -> str | None:
     if not any(c.isdigit() for c in example) or len(example) < 4:
         return None
     pieces = []
-    for part in re.split(r"([:.-])", example):
-        if part in (":", ".", "-"):
+    for part in re.split(r"([:. -])", example):
+        if part == " ":
+            pieces.append(r"\s?")  # "SK21 FRY" is written "SK21FRY" too
+        elif part in (":", ".", "-"):
             pieces.append(re.escape(part))
         elif len(part) <= 2:
             pieces.append(f"[A-Za-z0-9]{{{len(part)}}}")
@@ -475,6 +522,54 @@ def _values(
     return [m.group(0) for m in pattern.finditer(text)]
 
 
+_UNITS = {
+    "m": ("m", "metre", "metres", "meter", "meters", "metro", "metros", "mètres"),
+    "cm": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
+    "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
+    "t": ("t", "tonne", "tonnes", "ton", "tons", "tonnen", "toneladas"),
+    "kg": ("kg", "kilo", "kilos", "kilogram", "kilograms", "kilogramme", "kilogrammes"),
+    "l": ("l", "litre", "litres", "liter", "liters"),
+    "min": ("min", "mins", "minute", "minutes", "minuten", "minutos"),
+    "h": ("h", "hr", "hrs", "hour", "hours", "stunden", "horas", "heures"),
+}
+"""Units of measure by the words that write them ("12 m", "18 tonnes")."""
+_UNIT_OF = {word: unit for unit, words in _UNITS.items() for word in words}
+_MEASURE = re.compile(r"(?<![\w.-])(\d+(?:[.,]\d+)?)\s?([^\W\d_]+)?")
+
+
+def unit_of(name: str, prop: Any) -> str | None:
+    """The unit a number parameter is measured in: its name's last part
+    ("weight_t", "length_m", "duration_minutes") or, else, a unit its
+    description names ("gross weight in tonnes")."""
+    last = re.split(r"[_\W]+", name.lower())[-1]
+    if last in _UNIT_OF:
+        return _UNIT_OF[last]
+    if not isinstance(prop, dict) or prop.get("type") not in ("number", "integer"):
+        return None
+    words = re.findall(r"[^\W\d_]{3,}", _description(prop).lower())
+    units = {_UNIT_OF[w] for w in words if w in _UNIT_OF}
+    return units.pop() if len(units) == 1 else None
+
+
+def measured_amounts(text: str, unit: str | None, others: set[str]) -> list[float]:
+    """The numbers ``text`` writes for a parameter measured in ``unit``:
+    those written with that unit first, then those written with none; never
+    one written with the unit another parameter takes ("12 m, 18 tonnes":
+    12 to ``length_m``, 18 to ``weight_t``)."""
+    mine: list[float] = []
+    bare: list[float] = []
+    for m in _MEASURE.finditer(text):
+        if not _AMOUNT.match(text, m.start(1)):
+            continue
+        value = float(m.group(1).replace(",", "."))
+        written = _UNIT_OF.get((m.group(2) or "").lower().rstrip("."))
+        if unit is not None and written == unit:
+            mine.append(value)
+        elif written is None or written not in others:
+            bare.append(value)
+    return mine + bare
+
+
 _PAIR = re.compile(r"^\s*([\w.-]+):\s+(.+?)\s*$")
 _REFERENT = re.compile(r"\(([^()]+)\)\s*$")
 _DETERMINERS = {"the", "a", "an", "my", "our", "this", "that", "your"}
@@ -529,8 +624,11 @@ _NAMED = re.compile(
 _AS_NAME = re.compile(
     r"\bas\s+(?:the\s+|a\s+|my\s+)?(?:secret|key|token|password)\s+"
     r"[\"'`“]?([A-Z][A-Z0-9_]{2,}|[A-Za-z][\w.-]*_[\w.-]*)\b"
+    r"|\bas\s+[\"'`“]?([A-Za-z][A-Za-z0-9]*_[\w-]*)(?![\w-]|\.\w)"
 )
-"""A name written as a constant after what it is: "as the secret RIKSARKIVET_PASSWORD"."""
+"""A name written as a constant after what it is ("as the secret
+RIKSARKIVET_PASSWORD"), or one in snake case after "as" alone ("store the
+password in the vault as hosting_sftp")."""
 _NAME_PARAMS = {"name", "title", "label", "secret_name", "key_name"}
 """Parameters that take the name of what a call creates or finds."""
 
@@ -538,7 +636,8 @@ _NAME_PARAMS = {"name", "title", "label", "secret_name", "key_name"}
 def given_name(request: str) -> str | None:
     """The name a request gives in so many words ("named X", "called X"), else None."""
     match = _NAMED.search(request) or _AS_NAME.search(request)
-    return match.group(1).rstrip(".,;:!?") if match else None
+    found = next((g for g in match.groups() if g), None) if match else None
+    return found.rstrip(".,;:!?") if found else None
 
 
 def name_for(request: str) -> str | None:
@@ -559,14 +658,19 @@ def name_for(request: str) -> str | None:
     return "_".join(w.lower() for w in words) or None
 
 
-def _choice(choices: list[Any], text: str) -> Any:
-    """The one of a parameter's allowed values that ``text`` names, else None."""
-    said = _plain_letters(text)
+def _choice(choices: list[Any], text: str, taken: Sequence[Any] = ()) -> Any:
+    """The allowed value ``text`` names first, of those another parameter has
+    not taken ("from Ardmore to Inchkeel" gives ``from_port`` Ardmore, then
+    ``to_port`` Inchkeel), else None."""
+    said = _plain_letters(text).replace("_", " ")
+    named = []
     for choice in choices:
+        if choice in taken:
+            continue
         words = str(choice).replace("_", " ").lower()
-        if re.search(rf"\b{re.escape(_plain_letters(words))}\b", said):
-            return choice
-    return None
+        if found := re.search(rf"\b{re.escape(_plain_letters(words))}\b", said):
+            named.append((found.start(), choice))
+    return min(named, key=lambda pair: pair[0])[1] if named else None
 
 
 _LINKS = {"at", "in", "on", "for", "to", "from", "is", "of", "the", "a", "an", ":"}
@@ -592,10 +696,16 @@ _LISTED_VALUE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
 
 
 _WORDED_LIST = re.compile(
-    r"(?:one of:?\s+)?(?P<items>[a-z][a-z -]*(?:,\s*[a-z][a-z -]*)+,?\s+or\s+[a-z][a-z -]*)"
+    r"(?:one of:?\s+)?(?P<items>[a-z][a-z_ -]*(?:,\s*[a-z][a-z_ -]*)+,?\s+or\s+[a-z][a-z_ -]*)"
+    r"|one of:?\s+(?P<listed>[a-z][a-z_ -]*(?:,\s*[a-z][a-z_ -]*)+)"
 )
 """A description that is only a list of plain words, "or" before the last:
 "card, cash, bank transfer or paypal", "bath and brush, nail trim or de-shedding"."""
+_BRACKETED_NAMES = re.compile(
+    r"\((?P<items>[A-Z][\w -]*(?:,\s*[A-Z][\w -]*){2,}(?:,?\s+or\s+[A-Z][\w -]*)?)\)"
+)
+"""Names a description lists in brackets, each capitalised: "port names or
+codes (Ardmore, Inchkeel, Skarra)"."""
 _WORDED_ITEM_WORDS = 3
 """The most words one value of such a list has ("bath and brush")."""
 
@@ -636,24 +746,52 @@ def values_an_error_lists(error: str, rejected: str) -> list[str]:
     return []
 
 
+def values_an_error_shows(error: str, rejected: str) -> list[str]:
+    """The values in the shape of the example a tool's ``error`` gives for the
+    argument it refused, ``rejected`` ("learner_id 'practical' is not valid:
+    it looks like LR- and 5 digits, e.g. LR-40317"), as patterns to find in a
+    request; none when the error does not quote the value or shows no
+    example."""
+    quoted = [f"{q}{rejected}{q}" for q in ("'", '"', "`")] if rejected else []
+    at, found = next(((error.find(q), q) for q in quoted if q in error), (-1, ""))
+    if at < 0:
+        return []
+    tail = error[at + len(found) :]
+    return [p for m in _EXAMPLE.finditer(tail) if (p := _example_pattern(m.group(1)))]
+
+
+def shaped_value(patterns: Sequence[str], text: str, taken: Sequence[Any] = ()) -> str | None:
+    """The first value ``text`` writes in one of the shapes ``patterns`` give,
+    of those no other argument holds, else None."""
+    for pattern in patterns:
+        for match in re.finditer(pattern, text):
+            if match.group(0) not in taken:
+                return match.group(0)
+    return None
+
+
 _GLOSSED = re.compile(r"^(\S+)\s+\(([^()]+)\)$")
 """A listed value with what it stands for: "BUS (Business School)"."""
 
 
-def named_value(values: Sequence[str], text: str) -> str | None:
-    """The one of ``values`` that ``text`` names, written with spaces, hyphens
-    or underscores alike ("the Great Barn" for ``great-barn``), else None. A
-    value listed with what it stands for ("BUS (Business School)") is named
-    by either, and is the value before the brackets."""
+def named_value(values: Sequence[str], text: str, taken: Sequence[Any] = ()) -> str | None:
+    """The one of ``values`` that ``text`` names first, written with spaces,
+    hyphens or underscores alike ("the Great Barn" for ``great-barn``), of
+    those not ``taken`` by another argument, else None. A value listed with
+    what it stands for ("BUS (Business School)") is named by either, and is
+    the value before the brackets."""
     said = f" {' '.join(re.findall(r'[a-z0-9]+', _plain_letters(text)))} "
+    named = []
     for value in values:
         glossed = _GLOSSED.match(value)
         value = glossed.group(1) if glossed else value
+        if value in taken:
+            continue
         for name in (value, glossed.group(2)) if glossed else (value,):
             spoken = " ".join(re.findall(r"[a-z0-9]+", _plain_letters(name)))
-            if spoken and f" {spoken} " in said:
-                return value
-    return None
+            if spoken and (at := said.find(f" {spoken} ")) >= 0:
+                named.append((at, value))
+    return min(named, key=lambda pair: pair[0])[1] if named else None
 
 
 def listed_values(description: str | None) -> list[str]:
@@ -662,14 +800,19 @@ def listed_values(description: str | None) -> list[str]:
     description (up to a ";" or a bracket) is only such a list, three or more
     in plain words ("small, medium, large or giant"); else none."""
     text = _unfenced(description or "")
+    # What a value stands for, in brackets, is no value: "artic (articulated
+    # lorry), rigid or van" lists three.
+    unglossed = re.sub(r"\s*\([^()]*\)", "", text)
+    head = re.split(r";", unglossed, maxsplit=1)[0].strip().rstrip(".")
+    worded = _WORDED_LIST.fullmatch(head)
     found = list(dict.fromkeys(_LISTED_VALUE.findall(text)))
-    if len(found) > 1:
+    if len(found) > 1 and worded is None:
         return found
-    head = re.split(r"[;(]", text, maxsplit=1)[0].strip().rstrip(".")
-    match = _WORDED_LIST.fullmatch(head)
+    match = worded or _BRACKETED_NAMES.search(text)
     if match is None:
         return []
-    items = [i.strip() for i in re.split(r",\s*|\s+or\s+", match["items"]) if i.strip()]
+    listed = match["items"] or match.groupdict().get("listed") or ""
+    items = [i.strip() for i in re.split(r",\s*|\s+or\s+", listed) if i.strip()]
     if len(items) < 3 or any(len(i.split()) > _WORDED_ITEM_WORDS for i in items):
         return []
     return items
@@ -796,7 +939,15 @@ def fill_arguments(
     """
     if not schema:
         return {}
-    props: dict[str, Any] = schema.get("properties") or {}
+    notes = parameter_notes(described, list(schema.get("properties") or {}))
+    # A parameter the schema leaves undescribed takes what the tool's
+    # description says of it ("registration: the number plate (e.g. SK21 FRY)").
+    props: dict[str, Any] = {
+        name: {**prop, "description": notes[name]}
+        if isinstance(prop, dict) and name in notes and not _description(prop)
+        else prop
+        for name, prop in (schema.get("properties") or {}).items()
+    }
     required = set(schema.get("required") or [])
     args: dict[str, Any] = {}
     labels = {name: _label_words(name) for name in props}
@@ -826,6 +977,9 @@ def fill_arguments(
             # Two parameters of one kind take two values ("ST-12968 from
             # ITA-A2-01", "from 14:00 to 15:00"), the second the next one.
             values = _values(kind, text, key, others, _shapes(name, prop, shaped))
+            if kind == "amount":
+                units = {u for n, p in props.items() if n != name and (u := unit_of(n, p))}
+                values = measured_amounts(text, unit_of(name, prop), units)
             if not values and kind == "id" and _takes_an_email(prop):
                 # "member number such as M-2041, or the member's e-mail"
                 values = _values("email", text)
@@ -837,13 +991,18 @@ def fill_arguments(
                 # "… on 2026-06-03, then tell me who is free that day"
                 found = _result_field(previous, name) or _result_field(previous, "date")
                 value = found if found and _ISO_DATE.fullmatch(found) else None
+            if isinstance(value, str) and kind == "id":
+                # The example writes more than the identifier ("e.g. SK21 FRY"):
+                # the value is all of it ("AB19 CDE", not "AB19").
+                longer = example_values(name, prop, described, text) or []
+                value = next((v for v in longer if v.startswith(value)), value)
             if value is not None:
                 taken.setdefault(kind, []).append(value)
         elif _counted(prop):
             continue  # whole numbers are shared out once the identifiers are taken
         choices = (prop or {}).get("enum") if isinstance(prop, dict) else None
         if value is None and choices:
-            value = _choice(choices, text)
+            value = _choice(choices, text, list(args.values()))
         is_text = (prop or {}).get("type") in (None, "string", "STRING")
         # A command is only ever one the request gives ("run `ls`", "execute
         # make test"): the request's words are never run as one.
@@ -862,7 +1021,7 @@ def fill_arguments(
             if listed:
                 # Values the tool lists are the only ones it takes: one the
                 # request names ("a child seat"), or it is asked for.
-                value = _choice(listed, text)
+                value = _choice(listed, text, list(args.values()))
             elif (shown := example_values(name, prop, described, text)) is not None:
                 # A value in the shape of its example ("such as mk2291"), or
                 # one written after the parameter's name, or it is asked

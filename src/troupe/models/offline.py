@@ -53,7 +53,9 @@ from ._offline_args import (
     find_path,
     find_url,
     named_value,
+    shaped_value,
     values_an_error_lists,
+    values_an_error_shows,
 )
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
@@ -700,8 +702,10 @@ def _corrected_call(
     """The last call again, once, when its tool refused an argument whose
     accepted values its error lists and the request names one of them
     ("method 'Pay the 17.91 by card' is not one of: bancontact, bank
-    transfer, card" -> card): what the stand-in guessed from the request's
-    words, the tool's own answer corrects. None otherwise."""
+    transfer, card" -> card), or whose shape its error shows by an example
+    the request writes a value in ("learner_id 'practical' is not valid,
+    e.g. LR-40317" -> LR-31507): what the stand-in guessed from the
+    request's words, the tool's own answer corrects. None otherwise."""
     done = _turn_results(request)
     last = done[-1] if done else None
     error = _error(last) if last is not None else None
@@ -714,13 +718,21 @@ def _corrected_call(
         return None
     own_words = _REFERENT_NOTE.sub("", text.split(_PREVIOUS_STEP, 1)[0])
     args = dict(call.args or {})
-    for name, value in args.items():
+    fixed_any = False
+    for name, value in list(args.items()):
         if not isinstance(value, str):
             continue
-        fixed = named_value(values_an_error_lists(error, value), own_words)
+        listed = values_an_error_lists(error, value)
+        # Arguments that took the same words take the values the request names
+        # in turn ("von Inchkeel nach Ardmore": from_port, then to_port).
+        others = [v for n, v in args.items() if n != name]
+        fixed = named_value(listed, own_words, others) or shaped_value(
+            values_an_error_shows(error, value), own_words, others
+        )
         if fixed is not None and fixed != value:
-            return types.FunctionCall(name=call.name, args={**args, name: fixed})
-    return None
+            args[name] = fixed
+            fixed_any = True
+    return types.FunctionCall(name=call.name, args=args) if fixed_any else None
 
 
 def _payload(response: types.FunctionResponse) -> Any:
