@@ -820,3 +820,18 @@ def test_between_two_tools_that_fit_as_well_the_specialist_reads_rather_than_cha
     call = agent.model.decide(request)[0].function_call
 
     assert call is not None and call.name == "orders_lookup_order"
+
+
+def test_a_word_inside_a_file_path_does_not_name_the_member_who_works_on_it() -> None:
+    from troupe.models.offline import best_route
+    from troupe.models.team_view import TeamRoute
+
+    team = [
+        TeamRoute(name="navigator", keywords=("website", "page")),
+        TeamRoute(name="operator", keywords=("file", "folder")),
+    ]
+
+    route = best_route("In website/prices.csv change the price of the jam", team)
+
+    assert route is not None
+    assert route.name == "operator"

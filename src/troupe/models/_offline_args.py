@@ -83,6 +83,13 @@ def find_url(text: str) -> str | None:
     return f"https://{bare.group(1).rstrip('.,;')}" if bare else None
 
 
+def _is_path(found: str) -> bool:
+    """Whether a match of ``_PATH`` names a file or folder: "and/or", "km/h"
+    are none, a bare relative path needs a name."""
+    named = any(len(part) >= 4 for part in found.split("/"))
+    return named or "." in found or found.startswith(("/", "~")) or found.endswith("/")
+
+
 def find_path(text: str) -> str | None:
     """A file or directory path named in ``text``; '.' when it says 'here'."""
     without_urls = _DOMAIN.sub(" ", _URL.sub(" ", text))
@@ -91,11 +98,19 @@ def find_path(text: str) -> str | None:
             return span
     for match in _PATH.finditer(without_urls):
         found = match.group(1).rstrip(".,;:")
-        # "and/or", "km/h" are no folders: a bare relative path needs a name.
-        named = any(len(part) >= 4 for part in found.split("/"))
-        if named or "." in found or found.startswith(("/", "~")) or found.endswith("/"):
+        if _is_path(found):
             return found
     return None
+
+
+def without_places(text: str) -> str:
+    """``text`` with its web addresses and file paths blanked out: the words
+    inside them ("website/shop.html", "https://notes.example.com") name a
+    place, not the work asked for."""
+    without_urls = _DOMAIN.sub(" ", _URL.sub(" ", text))
+    return _PATH.sub(
+        lambda m: " " if _is_path(m.group(1).rstrip(".,;:")) else m.group(0), without_urls
+    )
 
 
 def find_command(text: str) -> str | None:
@@ -526,7 +541,7 @@ _UNITS = {
     "m": ("m", "metre", "metres", "meter", "meters", "metro", "metros", "mètres"),
     "cm": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
     "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
-    "t": ("t", "tonne", "tonnes", "ton", "tons", "tonnen", "toneladas"),
+    "t": ("t", "tonne", "tonnes", "tonnen", "toneladas"),
     "kg": ("kg", "kilo", "kilos", "kilogram", "kilograms", "kilogramme", "kilogrammes"),
     "l": ("l", "litre", "litres", "liter", "liters"),
     "min": ("min", "mins", "minute", "minutes", "minuten", "minutos"),

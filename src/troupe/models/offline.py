@@ -54,6 +54,7 @@ from ._offline_args import (
     find_url,
     named_value,
     shaped_value,
+    without_places,
     values_an_error_lists,
     values_an_error_shows,
 )
@@ -266,14 +267,16 @@ def _score(text: str, route: TeamRoute) -> tuple[int, int]:
     """
     seen: set[tuple[str, ...]] = set()
     score, first_at = 0, 10**6
+    # A word inside an address or a path ("website/shop.html") names no work.
+    said = without_places(text)
     for keyword in route.keywords:
         key = tuple(stem(w) for w in words(keyword))
-        at = phrase_position(text, keyword)
+        at = phrase_position(said, keyword)
         if key not in seen and at is not None:
             seen.add(key)
             score += len(key) * 2
             first_at = min(first_at, at)
-    first = words(text)[:1]
+    first = words(said)[:1]
     if first and any(contains_phrase(first[0], k) for k in route.keywords if " " not in k):
         score += 3
     # An address or a file path in the request is an instance of the keyword
