@@ -54,9 +54,9 @@ from ._offline_args import (
     find_url,
     named_value,
     shaped_value,
-    without_places,
     values_an_error_lists,
     values_an_error_shows,
+    without_places,
 )
 from ._request import system_text, user_texts
 from ._text import contains_phrase, phrase_position, stem, stems, words
