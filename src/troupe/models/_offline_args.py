@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -90,9 +91,15 @@ def _is_path(found: str) -> bool:
     return named or "." in found or found.startswith(("/", "~")) or found.endswith("/")
 
 
+def _without_urls(text: str) -> str:
+    """``text`` with its web addresses, bare domains among them, blanked out."""
+    return _DOMAIN.sub(" ", _URL.sub(" ", text))
+
+
+@functools.lru_cache(maxsize=256)
 def find_path(text: str) -> str | None:
     """A file or directory path named in ``text``; '.' when it says 'here'."""
-    without_urls = _DOMAIN.sub(" ", _URL.sub(" ", text))
+    without_urls = _without_urls(text)
     for span in quoted(without_urls):
         if "/" in span or ("." in span.strip(".") and " " not in span):
             return span
@@ -103,13 +110,13 @@ def find_path(text: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def without_places(text: str) -> str:
     """``text`` with its web addresses and file paths blanked out: the words
     inside them ("website/shop.html", "https://notes.example.com") name a
     place, not the work asked for."""
-    without_urls = _DOMAIN.sub(" ", _URL.sub(" ", text))
     return _PATH.sub(
-        lambda m: " " if _is_path(m.group(1).rstrip(".,;:")) else m.group(0), without_urls
+        lambda m: " " if _is_path(m.group(1).rstrip(".,;:")) else m.group(0), _without_urls(text)
     )
 
 
@@ -734,16 +741,22 @@ _ERROR_LIST_END = re.compile(r"\s*(?:\(server said|\.\s|\.$|;)", re.I)
 _ERROR_ITEM_WORDS = 4
 
 
+def _after_rejected(error: str, rejected: str) -> str | None:
+    """What a tool's ``error`` says after quoting the value it refused,
+    ``rejected``; None when it quotes no such value."""
+    quoted = [f"{q}{rejected}{q}" for q in ("'", '"', "`")] if rejected else []
+    at, found = next(((error.find(q), q) for q in quoted if q in error), (-1, ""))
+    return error[at + len(found) :] if at >= 0 else None
+
+
 def values_an_error_lists(error: str, rejected: str) -> list[str]:
     """The values a tool's ``error`` lists for the argument it refused,
     ``rejected`` ("method 'by card please' is not one of: card, cash or bank
     transfer"): the items of the list after the refused value, quoted, or
     none when the error does not quote it or lists nothing."""
-    quoted = [f"{q}{rejected}{q}" for q in ("'", '"', "`")] if rejected else []
-    at, found = next(((error.find(q), q) for q in quoted if q in error), (-1, ""))
-    if at < 0:
+    tail = _after_rejected(error, rejected)
+    if tail is None:
         return []  # the error quotes another value: not this argument's
-    tail = error[at + len(found) :]
     comma = tail.find(",")
     # The list starts after the last lead before its first comma: "is not
     # one of: card, cash" lists from "card".
@@ -767,11 +780,9 @@ def values_an_error_shows(error: str, rejected: str) -> list[str]:
     it looks like LR- and 5 digits, e.g. LR-40317"), as patterns to find in a
     request; none when the error does not quote the value or shows no
     example."""
-    quoted = [f"{q}{rejected}{q}" for q in ("'", '"', "`")] if rejected else []
-    at, found = next(((error.find(q), q) for q in quoted if q in error), (-1, ""))
-    if at < 0:
+    tail = _after_rejected(error, rejected)
+    if tail is None:
         return []
-    tail = error[at + len(found) :]
     return [p for m in _EXAMPLE.finditer(tail) if (p := _example_pattern(m.group(1)))]
 
 
@@ -966,6 +977,7 @@ def fill_arguments(
     required = set(schema.get("required") or [])
     args: dict[str, Any] = {}
     labels = {name: _label_words(name) for name in props}
+    unit_by_name = {name: unit_of(name, prop) for name, prop in props.items()}
     shaped = tool_shapes(described, props)
     taken: dict[str, list[Any]] = {}
     free = [n for n, p in props.items() if n in required and _free_text(n, p)]
@@ -991,10 +1003,12 @@ def fill_arguments(
             others = {w for n in props if n != name for w in labels[n]} - labels[name]
             # Two parameters of one kind take two values ("ST-12968 from
             # ITA-A2-01", "from 14:00 to 15:00"), the second the next one.
-            values = _values(kind, text, key, others, _shapes(name, prop, shaped))
             if kind == "amount":
-                units = {u for n, p in props.items() if n != name and (u := unit_of(n, p))}
-                values = measured_amounts(text, unit_of(name, prop), units)
+                # A number goes by its unit ("12 m" to length_m, never to weight_t).
+                units = {u for n, u in unit_by_name.items() if n != name and u}
+                values: list[Any] = measured_amounts(text, unit_by_name[name], units)
+            else:
+                values = _values(kind, text, key, others, _shapes(name, prop, shaped))
             if not values and kind == "id" and _takes_an_email(prop):
                 # "member number such as M-2041, or the member's e-mail"
                 values = _values("email", text)
