@@ -527,6 +527,8 @@ def test_the_and_of_a_range_joins_its_two_ends_not_two_steps(text: str, parts: i
         "Open https://www.example.org/contact and find their events contact email.",
         "Visit https://en.wikipedia.org/wiki/Porter_(beer) and extract the History section.",
         "Abre o site https://example.com.br/agenda e me diz quais eventos há este mês.",
+        "Go to https://books.example.org and search for titles about beekeeping.",
+        "Öffne https://www.beispiel.de und suche nach den Öffnungszeiten.",
     ],
 )
 def test_reading_something_off_a_page_just_opened_is_the_same_step(
