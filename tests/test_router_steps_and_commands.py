@@ -566,6 +566,21 @@ def test_a_sentence_opening_with_also_after_another_is_a_step_of_its_own(text: s
     assert len(split_clauses(text)) == 2
 
 
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("Lees het logboek en leg daarna de foutmelding vast in het geheugen.", 2),
+        ("Open de pagina en daarna schrijf een samenvatting naar notes/x.md.", 2),
+        ("Leggi il file config.yaml e poi apri la pagina del mercato.", 2),
+        # "en" alone is also the French and Spanish "in": no step of its own.
+        ("Écris le rapport en PDF pour le comité.", 1),
+        ("Busca en la base de conocimiento la receta del pan.", 1),
+    ],
+)
+def test_a_dutch_and_joins_steps_only_when_the_second_says_daarna(text: str, parts: int) -> None:
+    assert len(split_clauses(text)) == parts
+
+
 def test_what_a_later_step_asks_to_record_after_que_says_nothing_of_whose_work_it_is(
     default_team: Router,
 ) -> None:

@@ -108,10 +108,18 @@ def test_the_docs_forecasting_example_reaches_the_meteorologist_through_chat(
     assert "no agent on the team matches" not in result.output
 
 
-async def test_two_steps_for_one_agent_both_run(workspace: Path) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        'read notes.txt, then write "done" to out.txt',
+        # German puts its "then" after the second step's verb.
+        'lies notes.txt und speichere danach "done" in out.txt',
+    ],
+)
+async def test_two_steps_for_one_agent_both_run(workspace: Path, text: str) -> None:
     config = troupe.Config(tools=builtin_tools(workspace=workspace), model="offline")
 
-    events = await _turn(config, 'read notes.txt, then write "done" to out.txt')
+    events = await _turn(config, text)
 
     calls = [name for author, kind, name in simplify(events) if kind == "tool_call"]
     assert calls[:2] == ["fs_read", "fs_write"]

@@ -40,6 +40,7 @@ from .._adk_compat import is_relayed_context, relayed_tool_results
 from ..prompts import TRANSFER_ARG, TRANSFER_TOOL
 from ..routing.agent_schema import choice_reply, offered_agents
 from ..routing.router import (
+    AND_THEN,
     BARE_PRONOUN,
     is_general_explanation,
     is_open_question,
@@ -130,10 +131,12 @@ _SEQUENCE_WORDS = (
     r"and\s+then|then|after\s+that|afterwards|und\s+dann|und\s+danach|,\s*dann|,\s*danach"
     r"|y\s+luego|y\s+después|luego|después|et\s+puis|et\s+ensuite|puis|ensuite"
     r"|e\s+depois|e\s+em\s+seguida|depois|em\s+seguida"
+    r"|e\s+poi|poi|dopodiché|,\s*daarna|,\s*vervolgens"
 )
-"""Words that put one step after another, in the five languages troupe is measured on.
-German puts "dann" and "danach" after the verb too ("und speichere danach ..."):
-alone they split only after a comma."""
+"""Words that put one step after another, in the languages troupe is measured on.
+German and Dutch put "dann", "danach" and "daarna" after the verb too ("und
+speichere danach ...", "en schrijf daarna ..."): alone they split only after
+a comma, and the "and" before that verb splits (see ``AND_THEN``)."""
 _ADDS_A_STEP = (
     r"(?:and|also|then|und|dann|außerdem|ausserdem|et|puis|ensuite|aussi|y|luego|además"
     rf"|e|depois|também|poi|inoltre|{_SEQUENCE_WORDS}),?\s"
@@ -143,7 +146,8 @@ happening with claim CLM-46244? And add a note to it", "...? After that,
 quote me ..."); a sentence after a question that opens otherwise ("I'm
 customer C-35129") tells it more."""
 _SPLIT_STEPS = re.compile(
-    rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|\.\s+|\s?[?!]\s+(?={_ADDS_A_STEP}))\s*", re.I
+    rf"\s*(?:;|,?\s+(?:{_SEQUENCE_WORDS})\s+|,?\s+{AND_THEN}|\.\s+|\s?[?!]\s+(?={_ADDS_A_STEP}))\s*",
+    re.I,
 )
 # "plan: ..." or "plan the steps to ..." introduces the goal; a colon inside a
 # URL ("https://") does not.

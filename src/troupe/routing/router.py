@@ -215,14 +215,22 @@ of it ("Is it in stock? If it is, add one to my order.")."""
 _ALSO = r"(?:also|außerdem|ausserdem|además|aussi|também|inoltre|ook)\b"
 """A sentence that opens with one of these after another adds a step ("Is
 Riverside open on Saturday? Also apply for a van permit ...")."""
+AND_THEN = r"(?:en|und)\s+(?=(?:[^\W\d_]+\s+)?(?:daarna|vervolgens|danach|dann)\b)"
+"""The Dutch or German "and" before a step that orders itself after the one
+before, its "then" after the verb ("Lees het log en leg daarna de fout vast",
+"lies die Datei und speichere danach ...")."""
 _CLAUSE_SPLIT = re.compile(
     rf"(?<=[?.!])\s+(?={_CONDITION}|{_ALSO})|\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+and\s+|,\s+"
     r"|,?\s+und\s+(?:dann\s+)?|,?\s+dann\s+|,?\s+y\s+(?:luego\s+)?|,?\s+luego\s+"
-    r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+)?|,?\s+depois\s+)\s*",
+    r"|,?\s+et\s+(?:puis\s+)?|,?\s+puis\s+|,?\s+e\s+(?:depois\s+|poi\s+)?|,?\s+depois\s+"
+    # Dutch "en" joins two steps only as AND_THEN does: alone, it is also the
+    # French and Spanish "in".
+    rf"|,?\s+{AND_THEN})\s*",
     re.I,
 )
 _SEQUENCE_WORDS = (
-    r"\b(?:then|afterwards|after that|dann|danach|luego|después|puis|ensuite|depois)\b"
+    r"\b(?:then|afterwards|after that|dann|danach|luego|después|puis|ensuite|depois"
+    r"|daarna|vervolgens|poi|dopodiché)\b"
 )
 _SEQUENCE = re.compile(rf"{_SEQUENCE_WORDS}|[?.!]\s+{_CONDITION}", re.I)
 """Words that order one step after another: a request with them has steps."""
