@@ -287,3 +287,26 @@ async def test_the_planner_troupe_adds_leaves_a_teams_own_words_to_the_team() ->
     assert "plan" in planner.keywords and "step by step" in planner.keywords
     assert "schedule" not in planner.keywords
     assert "how should i" not in planner.fragments
+
+
+async def test_the_planner_troupe_adds_leaves_a_word_the_team_declares_to_its_agent() -> None:
+    topology = troupe.Topology(
+        name="desk",
+        agents=(
+            troupe.AgentSpec(
+                name="membership",
+                description="Changes a member's plan.",
+                prefixes=("member_",),
+                keywords=("membership", "plan", "upgrade"),
+            ),
+            troupe.AgentSpec(name="mail", description="Holds parcels.", prefixes=("mail_",)),
+        ),
+    )
+    root = build(["member_change_plan", "mail_list"], topology=topology, router="auto")
+
+    router = await root.troupe_router.router()  # type: ignore[attr-defined]
+    planner = next(p for p in router.profiles if p.name == "planner")
+    # A membership desk's "plan" is a membership plan, not a plan of steps.
+    assert "plan" not in planner.keywords and "step by step" in planner.keywords
+    decision = router.decide("Please switch member KC-1904 to the resident plan from 2026-04-01.")
+    assert decision.agent == "membership"

@@ -623,6 +623,32 @@ def test_a_plan_step_that_names_only_a_members_capability_goes_to_that_member() 
     assert [owner for _, owner in steps] == ["files", "diary"]
 
 
+def test_a_plan_step_in_other_words_goes_to_the_member_that_takes_its_identifier() -> None:
+    from troupe.models.offline import _plan
+    from troupe.models.team_view import TeamRoute
+
+    team = [
+        TeamRoute(
+            "appointments",
+            ("appointment", "reschedule"),
+            text="Books and moves visits. A pet number or an appointment number (AP-#####).",
+        ),
+        TeamRoute(
+            "boarding",
+            ("kennel", "boarding"),
+            text="Books kennels. Dates, or a booking number (BD-#####, e.g. BD-40562).",
+        ),
+    ]
+
+    steps = _plan(
+        "Bitte stornieren Sie die Pensionsbuchung BD-51873 und verschieben Sie danach "
+        "den Termin AP-38214 auf den 2026-04-24 um 09:00.",
+        team,
+    )
+
+    assert [owner for _, owner in steps] == ["boarding", "appointments"]
+
+
 def _orchestrator_target(team_tools: list[Tool], text: str, hint: str) -> str | None:
     """Where the orchestrator's stand-in sends ``text`` given the router's ``hint``."""
     root = build_agent_tree(Config(tools=team_tools, model="offline"))

@@ -615,3 +615,28 @@ def test_a_part_that_opens_with_a_number_is_the_next_item_not_a_step(encoder: En
     )
 
     assert not decision.compound
+
+
+def test_a_last_step_that_names_a_team_word_with_an_ending_is_still_a_step(
+    encoder: Encoder,
+) -> None:
+    team = [
+        AgentProfile.build(
+            "records",
+            texts=["Keeps each pet's record: its weight, vaccinations and microchip."],
+            keywords=["weight", "vaccination", "microchip"],
+            tool_names=["records_record_weight", "records_find_pet"],
+        ),
+        AgentProfile.build(
+            "billing",
+            texts=["Looks up invoices and says what a treatment will cost."],
+            keywords=["invoice", "price", "cost"],
+            tool_names=["billing_lookup_invoice", "billing_estimate"],
+        ),
+    ]
+    decision = Router(team, encoder).decide(
+        "Update Teddy's weight (PT-14812) to 9.2 kg and then tell me what a dental "
+        "cleaning for a dog costs."
+    )
+    # "costs" is the billing desk's "cost": the part asks something new.
+    assert decision.compound

@@ -334,11 +334,16 @@ def _added_planner(topology: Topology, chosen: Sequence[AgentSpec]) -> list[Agen
     if any(spec.name == PLANNER_NAME for spec in topology.agents):
         return []
     planner = DEFAULT_TOPOLOGY.spec(PLANNER_NAME)
+    # A word the team's own agents declare is theirs: a membership desk's
+    # "plan" is a membership plan, not a request for a plan of steps.
+    theirs = TEAM_OWNED_PLAN_WORDS | {
+        phrase.lower() for spec in chosen for phrase in (*spec.keywords, *spec.match_phrases)
+    }
     return [
         replace(
             planner,
-            keywords=tuple(k for k in planner.keywords if k not in TEAM_OWNED_PLAN_WORDS),
-            match_phrases=tuple(m for m in planner.match_phrases if m not in TEAM_OWNED_PLAN_WORDS),
+            keywords=tuple(k for k in planner.keywords if k.lower() not in theirs),
+            match_phrases=tuple(m for m in planner.match_phrases if m.lower() not in theirs),
         )
     ]
 

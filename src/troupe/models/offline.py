@@ -42,8 +42,10 @@ from ..routing.agent_schema import choice_reply, offered_agents
 from ..routing.router import (
     AND_THEN,
     BARE_PRONOUN,
+    described_shapes,
     is_general_explanation,
     is_open_question,
+    shapes_in,
     split_outside_quotes,
     tells_what_happened,
 )
@@ -314,6 +316,17 @@ def _described_route(text: str, team: Sequence[TeamRoute]) -> TeamRoute | None:
     return route if count else None
 
 
+def _shaped_route(text: str, team: Sequence[TeamRoute]) -> TeamRoute | None:
+    """The one team member whose description gives the form of an identifier
+    in ``text`` ("a booking number (BD-#####)" for "BD-51873"), or None when
+    no member, or more than one, takes it."""
+    found = shapes_in(text)
+    if not found:
+        return None
+    takers = [r for r in team if found & described_shapes(r.text)]
+    return takers[0] if len(takers) == 1 else None
+
+
 def _opens_with(step: str, route: TeamRoute) -> bool:
     """``step`` opens with one of ``route``'s keywords: its verb is that member's work."""
     return any(phrase_position(step, k) == 0 for k in route.keywords)
@@ -373,7 +386,11 @@ def _step_owners(
         if BARE_PRONOUN.match(step):
             route = _bare_step_owner(step, before, team)
         else:
-            route = _owner_after(step, before, team) or _described_route(step, team)
+            route = (
+                _owner_after(step, before, team)
+                or _shaped_route(step, team)
+                or _described_route(step, team)
+            )
         if route is None:
             later = (best_route(s, team) or _described_route(s, team) for s in steps[i + 1 :])
             route = before or next((r for r in later if r is not None), None) or fallback

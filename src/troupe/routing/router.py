@@ -1236,7 +1236,8 @@ class Router:
         named = any(w[:1].isupper() or w[:1].isdigit() for w in cased[1:])
         team = self._team_words
         own = [t for t in tokens[1:] if len(t) > 2 and t not in _COMMON_WORDS]
-        return not named and not any(_stem(t) in team or t in team for t in own)
+        # A team word as written or with an ending ("costs" where one says cost).
+        return not named and not any(t in team or any(_inflected(t, w) for w in team) for t in own)
 
     def _reads_what_it_opened(
         self, before: str, part: str, ranked: Sequence[Candidate], text: str
