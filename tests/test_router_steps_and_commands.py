@@ -640,3 +640,31 @@ def test_a_last_step_that_names_a_team_word_with_an_ending_is_still_a_step(
     )
     # "costs" is the billing desk's "cost": the part asks something new.
     assert decision.compound
+
+
+def test_an_identifier_after_a_later_step_is_no_place_for_the_step_before(
+    encoder: Encoder,
+) -> None:
+    team = [
+        AgentProfile.build(
+            "bookings",
+            texts=["Books meeting rooms and desks. A member number (KC-####)."],
+            keywords=["meeting room", "room", "desk", "booking"],
+            tool_names=["rooms_free_rooms", "rooms_book_room"],
+        ),
+        AgentProfile.build(
+            "mailroom",
+            texts=[
+                "Lists what is in a member's mail tray and forwards it. A member number (KC-####)."
+            ],
+            keywords=["parcel", "letter"],
+            tool_names=["post_items", "post_forward"],
+        ),
+    ]
+    decision = Router(team, encoder).decide(
+        "Which rooms are free on 2026-03-30 from 09:00 to 10:00 for 4 people, and then "
+        "list what's in my mail tray. KC-1904"
+    )
+    # The member number after the mail step is a detail, not where the room
+    # search puts its result: the mail step is a step of its own.
+    assert decision.compound

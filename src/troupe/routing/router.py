@@ -1618,7 +1618,7 @@ class Router:
                 top = self._candidates(
                     part, semantic[offset + j], nearest[offset + j], translated[offset + j]
                 )
-                if self._argument_of(before, top):
+                if self._argument_of(before, part, top):
                     continue  # "... and save it as lpmap.png": the step before's file
                 if BARE_PRONOUN.match(part) and not top[0].keyword:
                     continue  # "cancel it": the step before's thing, maybe its work
@@ -1695,12 +1695,15 @@ class Router:
         return decisions
 
     @staticmethod
-    def _argument_of(before: str | None, ranked: Sequence[Candidate]) -> bool:
+    def _argument_of(before: str | None, part: str, ranked: Sequence[Candidate]) -> bool:
         """A part that names no agent's work, only a thing (a file, an address)
         that the agent of the step before takes too ("take a screenshot of
         https://… and save it as lpmap.png"): where that step puts its
-        result, not a step of its own."""
+        result, not a step of its own. An identifier is no such place ("…,
+        and then list what's in my mail tray. KC-1904")."""
         if before is None or any(c.lexical > 0 for c in ranked) or ranked[0].structure == 0:
+            return False
+        if not structures_in(part) & {"path", "url"}:
             return False
         return any(c.name == before and c.structure > 0 for c in ranked)
 
