@@ -25,7 +25,7 @@ from troupe.routing.calibration import (
     halves,
     held_out_check,
 )
-from troupe.routing.encoder import default_encoder
+from troupe.routing.encoder import Encoder, default_encoder
 from troupe.routing.fastpath import FastPath
 from troupe.routing.router import (
     AgentProfile,
@@ -790,3 +790,23 @@ def test_a_deferred_request_whose_parts_lean_to_different_agents_says_so_in_its_
     assert (decision.kind, decision.compound, decision.steps) == ("defer", False, True)
     assert router_says_steps(decision.hint())
     assert not router_says_steps(semantic_router.decide("list the files here").hint())
+
+
+def test_a_greeting_whose_word_means_a_keyword_in_another_language_stays_a_greeting(
+    encoder: Encoder,
+) -> None:
+    team = [
+        AgentProfile.build(
+            "programme",
+            texts=["Says which performances are on, with matinees and evening shows."],
+            keywords=["performance", "matinee", "show times"],
+        ),
+        AgentProfile.build(
+            "tickets",
+            texts=["Sells and changes tickets for a performance."],
+            keywords=["ticket", "booking"],
+        ),
+    ]
+    # "morning" reads as "matinee" in the encoder's other languages: small talk
+    # all the same.
+    assert Router(team, encoder).decide("Hi, good morning!").kind == "greeting"

@@ -668,3 +668,70 @@ def test_an_identifier_after_a_later_step_is_no_place_for_the_step_before(
     # The member number after the mail step is a detail, not where the room
     # search puts its result: the mail step is a step of its own.
     assert decision.compound
+
+
+def _theatre() -> list[AgentProfile]:
+    return [
+        AgentProfile.build(
+            "programme",
+            texts=[
+                "Says what is on: performances with their PF- numbers, running times "
+                "and which seats are free. A performance number (PF-####)."
+            ],
+            keywords=["performance", "running time", "seat", "matinee"],
+            tool_names=["programme_performances", "programme_free_seats"],
+            parameter_names=["performance_id"],
+        ),
+        AgentProfile.build(
+            "tickets",
+            texts=["Looks up and changes ticket bookings. A booking reference (TK-######)."],
+            keywords=["ticket", "booking reference", "exchange"],
+            tool_names=["tickets_find_booking", "tickets_exchange"],
+            parameter_names=["booking_ref"],
+        ),
+        AgentProfile.build(
+            "groups",
+            texts=[
+                "Gives age guidance for a show and books school group visits. "
+                "A performance number (PF-####) and the size of the group."
+            ],
+            keywords=["group", "school", "pupils", "workshop"],
+            tool_names=["groups_book_group", "groups_quote"],
+            parameter_names=["performance_id", "party_size"],
+        ),
+        AgentProfile.build(
+            "planner",
+            texts=["Plans a request of several steps and carries it out step by step."],
+            plans=True,
+        ),
+    ]
+
+
+def test_a_question_joined_by_and_about_what_the_step_looks_up_is_one_ask(
+    encoder: Encoder,
+) -> None:
+    decision = Router(_theatre(), encoder).decide(
+        "Can you look up booking TK-408215 and tell me which seats I have?"
+    )
+    # "seats" is the programme's word, but without "then" the question is
+    # about the booking just looked up.
+    assert not decision.compound
+    assert decision.agent != "planner"
+
+
+def test_a_thing_joined_by_and_that_the_first_agent_takes_too_is_one_ask(
+    encoder: Encoder,
+) -> None:
+    decision = Router(_theatre(), encoder).decide(
+        "Can you give me the running time and age guidance for show PF-1243?"
+    )
+    assert not decision.compound
+    assert decision.agent != "planner"
+
+
+def test_a_question_ordered_after_the_step_by_then_is_still_a_step(encoder: Encoder) -> None:
+    decision = Router(_theatre(), encoder).decide(
+        "Exchange the tickets of booking TK-408215, and then tell me which seats are free "
+        "at the matinee"
+    )
+    assert decision.compound and decision.agent == "planner"

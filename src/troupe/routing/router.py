@@ -1223,17 +1223,23 @@ class Router:
         mine = dict(profile.reach).get(kind, 1.0)
         return 1.0 if top <= 0 else min(1.0, mine / top)
 
-    def _asks_for_the_result(self, part: str) -> bool:
+    def _asks_for_the_result(self, part: str, *, ordered: bool) -> bool:
         """A part that only asks to be told what the step before found ("tell
         me what comes up", "y dime el porcentaje"): it opens with a word of
-        ``reporting_openers`` and holds no structure, no name or number and no
-        word of the team's own; "tell me what a replacement bin costs" and "sag
-        mir, ob Riverside Möbel annimmt" ask something new."""
+        ``reporting_openers`` and holds no structure and no name or number;
+        "sag mir, ob Riverside Möbel annimmt" asks something new. Joined by
+        "and" alone, it asks about the thing the step before looks up, whatever
+        its words ("look up booking TK-408215 and tell me which seats I have");
+        ``ordered`` after it by "then", a word of the team's own makes it a new
+        question ("… and then tell me what a dental cleaning costs")."""
         cased = _after_joining(_WORD.findall(part))
         tokens = [t.lower() for t in cased]
         if not tokens or tokens[0] not in _REPORTING_OPENERS or structures_in(part):
             return False
-        named = any(w[:1].isupper() or w[:1].isdigit() for w in cased[1:])
+        # "I" is no name ("… which seats I have").
+        named = any((w[:1].isupper() and w != "I") or w[:1].isdigit() for w in cased[1:])
+        if not ordered:
+            return not named
         team = self._team_words
         own = [t for t in tokens[1:] if len(t) > 2 and t not in _COMMON_WORDS]
         # A team word as written or with an ending ("costs" where one says cost).
@@ -1611,6 +1617,9 @@ class Router:
                 text, self._candidates(text, semantic[i], nearest[i], translated[i])
             )
             parts = clauses[i]
+            # Steps ordered by "then" are steps; parts joined by "and" alone may
+            # be one ask in several words.
+            ordered = bool(_SEQUENCE.search(text))
             owners = set()
             elsewhere = another = False
             before: str | None = None
@@ -1624,7 +1633,7 @@ class Router:
                     continue  # "cancel it": the step before's thing, maybe its work
                 if j > 0 and tells_what_happened(part):
                     continue  # "..., it got cancelled and nothing came back": the story
-                if 0 < j == len(parts) - 1 and self._asks_for_the_result(part):
+                if 0 < j == len(parts) - 1 and self._asks_for_the_result(part, ordered=ordered):
                     continue  # "... and tell me what comes up": the step before's report
                 if j > 0 and self._reads_what_it_opened(parts[j - 1], part, top, text):
                     continue  # "Open https://… and find their events email": off the page
@@ -1638,6 +1647,8 @@ class Router:
                     continue  # "..., episodes/ep044-outline.md": what the step before names
                 if j > 0 and _opens_with_a_number(part):
                     continue  # "a roll of tape and 20 boxes": the next item, not a step
+                if self._detail_of(before, top, ordered=ordered):
+                    continue  # "the running time and age guidance for PF-1243": one ask
                 if j > 0 and _only_names_an_identifier(part):
                     continue  # "... and the booking is RES-788920": a detail
                 # A step of its own names its agent's words or structure;
@@ -1674,8 +1685,16 @@ class Router:
             # Parts joined by "and" of which one clearly leans to another agent
             # are not one agent's either ("find me a flight, and tell me what
             # 200 euros are in pounds").
-            ordered_elsewhere = elsewhere and bool(_SEQUENCE.search(text))
+            ordered_elsewhere = elsewhere and ordered
             steps_elsewhere = ordered_elsewhere or (another and joined)
+            # A greeting's words that mean a keyword in another language ("good
+            # morning": a matinee; "falar": speaks) are small talk: whether it
+            # is a greeting is read from the words as written.
+            as_written = (
+                self._candidates(text, semantic[i], nearest[i])[0]
+                if translated[i] and is_greeting_shaped(text)
+                else None
+            )
             decision = self._judge(
                 text,
                 ranked,
@@ -1686,6 +1705,7 @@ class Router:
                 stranger=partial(self._opens_with_a_stranger, text, translated[i]),
                 refused=(float(refused[i, 0]), float(refused[i, 1])),
                 own_refusal={p.name: float(refused[i, 2 + k]) for k, p in enumerate(self.profiles)},
+                as_written=as_written,
             )
             if ordered_elsewhere and decision.kind == "defer" and not decision.nobody:
                 # Ordered steps that lean to different agents, though not
@@ -1704,6 +1724,17 @@ class Router:
         if before is None or any(c.lexical > 0 for c in ranked) or ranked[0].structure == 0:
             return False
         if not structures_in(part) & {"path", "url"}:
+            return False
+        return any(c.name == before and c.structure > 0 for c in ranked)
+
+    @staticmethod
+    def _detail_of(before: str | None, ranked: Sequence[Candidate], *, ordered: bool) -> bool:
+        """A part joined by "and" alone whose leader is named by none of its
+        words, whose only structure the agent of the step before takes too
+        ("the running time and age guidance for performance PF-1243"): more of
+        what that step asks, not a step of its own. One ordered after it ("…,
+        and then list what's in my mail tray. KC-1904") is a step."""
+        if before is None or ordered or ranked[0].lexical > 0:
             return False
         return any(c.name == before and c.structure > 0 for c in ranked)
 
@@ -1920,10 +1951,13 @@ class Router:
         stranger: Callable[[], bool] = lambda: False,
         refused: tuple[float, float] = (0.0, 0.0),
         own_refusal: Mapping[str, float] | None = None,
+        as_written: Candidate | None = None,
     ) -> RouteDecision:
         """The decision for ``text`` from its ranked candidates and the
         request's closeness to a greeting, a general question and (``refused``)
-        the team's refusals and the work no team does."""
+        the team's refusals and the work no team does. ``as_written``: the best
+        candidate by the words as written, where other words were read as
+        keywords in another language."""
         if not compound and self._planners and not self._opens_with_plan(text):
             # The planning agent orders steps; a request of one step that does
             # not ask for a plan is some other member's, whatever its words.
@@ -1931,8 +1965,9 @@ class Router:
                 c for c in ranked if c.name in self._planners
             ]
         best = ranked[0]
+        said = as_written or best
         shape = is_greeting_shaped(text)
-        if shape and best.lexical == 0 and best.structure == 0 and greeting >= best.semantic:
+        if shape and said.lexical == 0 and said.structure == 0 and greeting >= said.semantic:
             return RouteDecision("greeting", None, 1.0, tuple(ranked))
         if not compound and self._through_a_missing_channel(text):
             # An SMS, a printer, a taxi: nobody's work, whatever subject it names.
