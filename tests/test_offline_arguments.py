@@ -790,3 +790,16 @@ def test_a_name_in_snake_case_after_as_names_what_is_stored() -> None:
     args = fill_arguments(schema, "keep 'x9-long-token' in the vault as deploy_token.")
 
     assert args["name"] == "deploy_token"
+
+
+def test_a_parameter_named_for_one_end_of_a_date_range_is_never_the_request_s_words() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"date_from": {"type": "string"}, "date_to": {"type": "string"}},
+        "required": ["date_from"],
+    }
+    assert fill_arguments(schema, "Can you give me the running time") == {}
+    assert fill_arguments(schema, "What's on from 2026-06-02 to 2026-06-06?") == {
+        "date_from": "2026-06-02",
+        "date_to": "2026-06-06",
+    }

@@ -649,6 +649,24 @@ def test_a_plan_step_in_other_words_goes_to_the_member_that_takes_its_identifier
     assert [owner for _, owner in steps] == ["boarding", "appointments"]
 
 
+def test_a_step_of_hyphenated_words_and_an_identifier_is_a_step_not_a_detail() -> None:
+    from troupe.models.offline import _plan
+    from troupe.models.team_view import TeamRoute
+
+    team = [
+        TeamRoute("bookings", ("room", "salle", "book"), text="Books meeting rooms."),
+        TeamRoute("events", ("event", "événement"), text="Signs members up for events."),
+    ]
+
+    steps = _plan(
+        "Réservez la salle Leie le 2026-04-02 de 14:00 à 16:00 pour KC-2209, "
+        "puis inscrivez-moi à l'événement EV-333.",
+        team,
+    )
+
+    assert [owner for _, owner in steps] == ["bookings", "events"]
+
+
 def _orchestrator_target(team_tools: list[Tool], text: str, hint: str) -> str | None:
     """Where the orchestrator's stand-in sends ``text`` given the router's ``hint``."""
     root = build_agent_tree(Config(tools=team_tools, model="offline"))

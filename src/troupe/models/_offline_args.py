@@ -273,6 +273,9 @@ _SHAPE_REACH = 6
 _DATE_FORMAT = re.compile(r"\bYYYY-MM-DD\b")
 """A description that gives a date's format: the parameter takes a date
 whatever its name ("check_in": "A date written YYYY-MM-DD")."""
+_DATE_BOUND = re.compile(r"date_(?:from|to|start|end)")
+"""A parameter named as one end of a range of dates (``date_from``): a date,
+never the request's words."""
 _TIME_FORMAT = re.compile(r"\bHH:MM\b|\b24-hour clock\b", re.I)
 """A description that gives a time's format ("Start time on a 24-hour clock")."""
 
@@ -429,7 +432,8 @@ def _value_kind(key: str, prop: Any) -> str | None:
     if kind in (None, "string") and described_shapes(prop):
         return "id"
     written = _description(prop)
-    if key == "date" or key.endswith(("_date", "date")) or _DATE_FORMAT.search(written):
+    named_date = key == "date" or key.endswith(("_date", "date")) or _DATE_BOUND.fullmatch(key)
+    if named_date or _DATE_FORMAT.search(written):
         return "date"
     named_time = key == "time" or key.endswith(("_time", "time"))
     if (named_time or _TIME_FORMAT.search(written)) and kind in (None, "string"):

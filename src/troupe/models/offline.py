@@ -532,8 +532,13 @@ def _shared_detail(goal: str) -> tuple[str, str]:
 
 def _is_detail(part: str) -> bool:
     """One word at most and a number or an e-mail address: "born 1979-10-30",
-    "M-2041", "lucia@example.com"."""
-    named = [w for w in part.split() if w.strip(".,;:").isalpha()]
+    "M-2041", "lucia@example.com". A word with a hyphen or an apostrophe is a
+    word ("inscrivez-moi à l'événement EV-333" is a step)."""
+    named = [
+        w
+        for w in part.split()
+        if any(c.isalpha() for c in w) and not any(c.isdigit() or c == "@" for c in w)
+    ]
     return len(named) <= 1 and any(c.isdigit() or c == "@" for c in part)
 
 
