@@ -810,3 +810,24 @@ def test_a_greeting_whose_word_means_a_keyword_in_another_language_stays_a_greet
     # "morning" reads as "matinee" in the encoder's other languages: small talk
     # all the same.
     assert Router(team, encoder).decide("Hi, good morning!").kind == "greeting"
+
+
+def test_a_greeting_that_shares_only_a_word_of_an_agent_s_tools_stays_a_greeting(
+    encoder: Encoder,
+) -> None:
+    team = [
+        AgentProfile.build(
+            "insurance",
+            texts=["Quotes and files claims on cover for what customers store."],
+            keywords=["insurance", "claim", "policy"],
+            capabilities=["insurance for stored goods"],
+        ),
+        AgentProfile.build(
+            "units",
+            texts=["Rents storage units and ends rental agreements."],
+            keywords=["unit", "rent", "agreement"],
+        ),
+    ]
+    # "good" meets the insurance desk's "goods", a word of its capabilities,
+    # not one of its keywords: no sign of its work in a greeting.
+    assert Router(team, encoder).decide("Hello, good morning!").kind == "greeting"

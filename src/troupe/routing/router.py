@@ -1967,7 +1967,7 @@ class Router:
         best = ranked[0]
         said = as_written or best
         shape = is_greeting_shaped(text)
-        if shape and said.lexical == 0 and said.structure == 0 and greeting >= said.semantic:
+        if shape and not said.keyword and said.structure == 0 and greeting >= said.semantic:
             return RouteDecision("greeting", None, 1.0, tuple(ranked))
         if not compound and self._through_a_missing_channel(text):
             # An SMS, a printer, a taxi: nobody's work, whatever subject it names.
